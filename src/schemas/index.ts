@@ -1,0 +1,156 @@
+/**
+ * The API's shapes, defined once with `zod/mini`.
+ *
+ * The client parses responses with these schemas, the reference server validates requests with
+ * them, and the OpenAPI document is generated from them: a field changes here and nowhere else.
+ * `zod/mini` (not classic `zod`) keeps browser bundles small; see docs/decisions.md.
+ *
+ * @module
+ */
+import * as z from 'zod/mini';
+
+/** The availability states an animal can be in. */
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+
+/** Schema of a pet's availability status: `available`, `pending` or `sold`. */
+export const PetStatusSchema = z.enum(PET_STATUSES);
+
+/** An animal's availability status. */
+export type PetStatus = z.infer<typeof PetStatusSchema>;
+
+/** The smallest and largest page size `listPets` accepts, and the default. */
+export const LIST_LIMIT = { min: 1, max: 100, default: 20 } as const;
+
+/** The longest `name` the API accepts, in UTF-16 code units. */
+export const MAX_NAME_LENGTH = 256;
+
+/**
+ * An int64 identifier. Only safe integers are accepted: an id beyond 2^53 would be rounded by
+ * `JSON.parse`, so it is reported as invalid instead of silently becoming another id.
+ */
+const int64 = () => z.int();
+
+/** Schema of an animal record as the service returns it. Unknown extra fields are dropped. */
+export const PetSchema = z.object({
+  id: int64().check(z.positive()),
+  name: z.string(),
+  categoryId: int64(),
+  status: z.optional(PetStatusSchema),
+});
+
+/** An animal record as returned by the service. */
+export type Pet = z.infer<typeof PetSchema>;
+
+/**
+ * Schema of the body of `createPet`. `id` is assigned by the service, so it and any other
+ * unknown field are rejected rather than silently ignored.
+ */
+export const NewPetSchema = z.strictObject({
+  name: z.string().check(z.minLength(1), z.maxLength(MAX_NAME_LENGTH)),
+  categoryId: int64(),
+  status: z.optional(PetStatusSchema),
+});
+
+/** The body of `createPet`: a new animal without its id. */
+export type NewPet = z.infer<typeof NewPetSchema>;
+
+/** Schema of a list response: an array of animal records. */
+export const PetListSchema = z.array(PetSchema);
+
+/** Schema of the query of `listPets`. */
+export const ListPetsQuerySchema = z.strictObject({
+  limit: z.optional(int64().check(z.minimum(LIST_LIMIT.min), z.maximum(LIST_LIMIT.max))),
+  status: z.optional(PetStatusSchema),
+});
+
+/** The query of `listPets`. */
+export type ListPetsQuery = z.infer<typeof ListPetsQuerySchema>;
+
+/** Schema of a pet identifier in a path: a positive safe integer. */
+export const PetIdSchema = int64().check(z.positive());
+
+/** Schema of the Error record every error response carries. */
+export const ErrorRecordSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  status: z.int(),
+});
+
+/** The Error record: a machine-readable `code`, a human-readable `message` and the HTTP `status`. */
+export type ErrorRecord = z.infer<typeof ErrorRecordSchema>;
+
+/** Schema of the orders listing. The spec shows nothing of an order, so each is opaque. */
+export const OrderListSchema = z.array(z.unknown());
+
+/** The rate-limit and deprecation headers every browser client needs to read. */
+export const EXPOSED_HEADERS = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'Deprecation',
+  'Sunset',
+  'Link',
+  'Location',
+] as const;
+
+/** When `GET /pets/{petId}` is removed: 5 December 2030, 00:00 UTC. */
+export const GET_PET_SUNSET = new Date(Date.UTC(2030, 11, 5));
+
+
+/** One problem found while validating a value: where it is and what is wrong. */
+export type ValidationIssue = z.core.$ZodIssue;
+
+/**
+ * Words for zod's issues. `zod/mini` ships no locale (that keeps it small), so without this every
+ * issue would read "Invalid input".
+ */
+const issueMessage = (issue: z.core.$ZodRawIssue): string => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'is required';
+      if (issue.expected === 'int') {
+        return typeof issue.input === 'number' && Number.isInteger(issue.input)
+          ? 'must be a safe integer (at most 2^53 - 1 in magnitude)'
+          : 'must be an integer';
+      }
+      return `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}`;
+    case 'too_small':
+      return issue.origin === 'string'
+        ? `must be at least ${issue.minimum} character${issue.minimum === 1 ? '' : 's'} long`
+        : `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${issue.minimum}`;
+    case 'too_big':
+      return issue.origin === 'string'
+        ? `must be at most ${issue.maximum} characters long`
+        : `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${issue.maximum}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'unrecognized_keys':
+      return `has unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+    default:
+      return 'is invalid';
+  }
+};
+
+/** A validation result: the parsed value, or the issues and a message that names each field. */
+export type Checked<T> =
+  | { success: true; data: T }
+  | { success: false; issues: ValidationIssue[]; message: string };
+
+/**
+ * Validates `input` against one of the API's schemas, with messages that name the field and say
+ * what it must be, such as `categoryId must be an integer`.
+ */
+export function check<S extends z.ZodMiniType>(schema: S, input: unknown, what = 'value'): Checked<z.infer<S>> {
+  const result = schema.safeParse(input, { error: issueMessage });
+  if (result.success) return { success: true, data: result.data };
+  const issues = result.error.issues;
+  return { success: false, issues, message: formatIssues(issues, what) };
+}
+
+/** Joins issues into one sentence: `name is required; status must be one of "available", …`. */
+export function formatIssues(issues: readonly ValidationIssue[], what = 'value'): string {
+  return issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : what} ${issue.message}`)
+    .join('; ');
+}
