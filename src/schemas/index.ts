@@ -109,7 +109,8 @@ const issueMessage = (issue: z.core.$ZodRawIssue): string => {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'is required';
-      if (issue.expected === 'int') {
+      // z.int() reports a non-number as expected "number"; its def's format tells it apart.
+      if (issue.expected === 'int' || (issue.inst?._zod.def as { format?: string } | undefined)?.format === 'safeint') {
         return typeof issue.input === 'number' && Number.isInteger(issue.input)
           ? 'must be a safe integer (at most 2^53 - 1 in magnitude)'
           : 'must be an integer';

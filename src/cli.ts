@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+/**
+ * `petstore-server`: the reference server as a real HTTP server, for trying the API with curl or
+ * pointing any client at it.
+ */
+import { parseArgs } from 'node:util';
+import { startReferenceServer, type StartReferenceServerOptions } from './node.js';
+import { DEMO_API_KEY, type PlanName, type Quota } from './server/options.js';
+import type { FaultKind } from './server/faults.js';
+
+const HELP = `Usage: petstore-server [options]
+
+Runs the Animal Store reference server (in memory) over HTTP.
+
+Options:
+  --port N                 Port to listen on; 0 picks a free one (default 4010)
+  --host HOST              Interface to listen on (default 127.0.0.1)
+  --key KEY[:PLAN]         Accept this API key; PLAN is free, pro or business (default free).
+                           A custom Enterprise quota: KEY:enterprise:PER_MINUTE:PER_DAY.
+                           Repeatable. Without --key, the demo key ${DEMO_API_KEY} (free) works.
+  --seed N                 Start with N generated pets (default 0)
+  --fault-rate R           Inject faults into a share R (0-1) of requests (default 0)
+  --fault-kinds LIST       Comma-separated: latency,error,drop,truncate (default all)
+  --fault-seed N           Seed of the fault draw (default 1)
+  --quiet                  Do not log each request
+  -h, --help               Show this help
+
+Example:
+  petstore-server --port 4010 --key my-key:pro --seed 25
+  curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
+
+/** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
+function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boolean; quiet?: boolean }) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string', default: '4010' },
+      host: { type: 'string', default: '127.0.0.1' },
+      key: { type: 'string', multiple: true },
+      seed: { type: 'string', default: '0' },
+      'fault-rate': { type: 'string' },
+      'fault-kinds': { type: 'string' },
+      'fault-seed': { type: 'string' },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const int = (name: string, text: string, max = Number.MAX_SAFE_INTEGER) => {
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}; got "${text}".`);
+    return n;
+  };
+  let apiKeys: Record<string, PlanName | Quota> | undefined;
+  for (const spec of values.key ?? []) {
+    const [key = '', plan = 'free', perMinute, perDay, ...extra] = spec.split(':');
+    if (!key || extra.length > 0) throw new Error(`--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "${spec.replace(/^[^:]*/, '<key>')}".`);
+    apiKeys ??= {};
+    if (plan.toLowerCase() === 'enterprise') {
+      if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
+      apiKeys[key] = { perMinute: int('key per-minute quota', perMinute), perDay: int('key per-day quota', perDay) };
+    } else {
+      if (!['free', 'pro', 'business'].includes(plan.toLowerCase()) || perMinute !== undefined) {
+        throw new Error(`--key: unknown plan "${plan}". Use free, pro, business, or enterprise:PER_MINUTE:PER_DAY.`);
+      }
+      apiKeys[key] = plan.toLowerCase() as PlanName;
+    }
+  }
+  const rate = values['fault-rate'];
+  const faults =
+    rate === undefined
+      ? undefined
+      : {
+          rate: Number.isFinite(Number(rate)) && Number(rate) >= 0 && Number(rate) <= 1 ? Number(rate) : (() => { throw new Error(`--fault-rate must be a number from 0 to 1; got "${rate}".`); })(),
+          ...(values['fault-kinds'] ? { kinds: values['fault-kinds'].split(',') as FaultKind[] } : {}),
+          ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
+        };
+  return {
+    port: int('port', values.port, 65535),
+    host: values.host,
+    pets: int('seed', values.seed, 10_000_000),
+    ...(apiKeys ? { apiKeys } : {}),
+    ...(faults ? { faults } : {}),
+    help: values.help,
+    quiet: values.quiet,
+  };
+}
+
+async function main(): Promise<void> {
+  let options: ReturnType<typeof parseCli>;
+  try {
+    options = parseCli(process.argv.slice(2));
+  } catch (error) {
+    console.error(`petstore-server: ${(error as Error).message}\nRun petstore-server --help for usage.`);
+    process.exitCode = 2;
+    return;
+  }
+  if (options.help) return void console.log(HELP);
+  const { help: _help, quiet, ...serverOptions } = options;
+  let running: Awaited<ReturnType<typeof startReferenceServer>>;
+  try {
+    running = await startReferenceServer({
+      ...serverOptions,
+      ...(quiet ? {} : { onRequest: (e) => console.log(`${e.method} ${e.path} ${e.status || 'dropped'} ${e.durationMs.toFixed(1)}ms`) }),
+    });
+  } catch (error) {
+    console.error(`petstore-server: ${(error as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
+  console.log(`petstore-server listening on ${running.url}`);
+  if (!serverOptions.apiKeys) console.log(`API key: ${DEMO_API_KEY} (Free plan)`);
+  else console.log(`${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
+  const stop = (signal: string) => {
+    console.log(`petstore-server: ${signal} received, shutting down`);
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+void main();

@@ -1,0 +1,52 @@
+/**
+ * msw adapter of the reference server: request handlers that pass every request under a base URL
+ * to `server.fetch`. Works with `setupServer` (`msw/node`) and `setupWorker` (`msw/browser`).
+ *
+ * @module petstore-sdk/msw
+ */
+import { http, HttpResponse, type HttpHandler } from 'msw';
+import { isInjectedFault } from './server/faults.js';
+import type { ReferenceServer } from './server/server.js';
+
+/** Options of {@link createHandlers}. */
+export interface CreateHandlersOptions {
+  /**
+   * The base URL the handlers answer under, ending in `/v1`, as the client is configured with.
+   * @example 'https://petstore.test/v1'
+   */
+  baseUrl: string;
+}
+
+/**
+ * Creates msw 3 handlers that answer every request under `baseUrl` with the reference server.
+ * A dropped connection injected by the server's `faults` option becomes a network error.
+ *
+ * @example
+ * ```ts
+ * import { setupServer } from 'msw/node';
+ * import { createReferenceServer } from 'petstore-sdk/server';
+ * import { createHandlers } from 'petstore-sdk/msw';
+ *
+ * const api = createReferenceServer({ apiKeys: { 'test-key': 'free' } });
+ * const mock = setupServer(...createHandlers(api, { baseUrl: 'https://petstore.test/v1' }));
+ * mock.listen({ onUnhandledFrame: 'error' });
+ * ```
+ */
+export function createHandlers(server: ReferenceServer, options: CreateHandlersOptions): HttpHandler[] {
+  let base: URL;
+  try {
+    base = new URL(options.baseUrl);
+  } catch {
+    throw new TypeError(`createHandlers: baseUrl must be an absolute URL such as "https://petstore.test/v1"; got "${options.baseUrl}".`);
+  }
+  const root = base.href.replace(/\/+$/, '');
+  const resolver = async ({ request }: { request: Request }) => {
+    try {
+      return await server.fetch(request);
+    } catch (error) {
+      if (isInjectedFault(error)) return HttpResponse.error();
+      throw error;
+    }
+  };
+  return [http.all(root, resolver), http.all(`${root}/*`, resolver)];
+}

@@ -1,0 +1,87 @@
+/** The kinds of fault the reference server can inject. */
+export type FaultKind = 'latency' | 'error' | 'drop' | 'truncate';
+
+/** Fault injection, for testing how a client copes with a bad network and a flaky server. */
+export interface FaultOptions {
+  /** The share of requests that get a fault, from 0 to 1. Preflights and the OpenAPI document never do. */
+  rate: number;
+  /**
+   * Which faults to draw from, each equally likely.
+   * - `latency`: the answer is delayed by `latencyMs`.
+   * - `error`: 503 with an Error record, before the request is acted on.
+   * - `drop`: the connection is dropped, before or (half the time) after the request was acted on.
+   * - `truncate`: the request is acted on and the body is cut off halfway.
+   * @default ['latency', 'error', 'drop', 'truncate']
+   */
+  kinds?: readonly FaultKind[];
+  /** @default 200 */
+  latencyMs?: number;
+  /** Seed of the pseudo-random draw, so a run can be repeated. @default 1 */
+  seed?: number;
+}
+
+/**
+ * Thrown by `fetch` for a dropped connection, as a real `fetch` throws a `TypeError` when the
+ * network fails. The adapters turn it into a network error (msw) or a destroyed socket (node:http).
+ */
+export class InjectedFault extends TypeError {
+  override readonly name = 'InjectedFault';
+  constructor(readonly kind: 'drop') {
+    super('fetch failed: connection dropped by injected fault');
+  }
+}
+
+/** True when `error` is a dropped connection injected by the reference server. */
+export const isInjectedFault = (error: unknown): error is InjectedFault =>
+  error instanceof Error && error.name === 'InjectedFault';
+
+/** A plan for one request: which fault, and when the drop happens. */
+export interface FaultPlan {
+  kind: FaultKind;
+  /** For `drop`: after the request was acted on. */
+  afterHandling: boolean;
+}
+
+const ALL: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];
+
+/** mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Draws faults for requests, or nothing when `options` is undefined or its rate is 0. */
+export function createFaultPlanner(options: FaultOptions | undefined): (() => FaultPlan | undefined) & { reset(): void } {
+  if (options !== undefined && !(options.rate >= 0 && options.rate <= 1)) {
+    throw new TypeError(`faults.rate must be a number from 0 to 1, got ${options.rate}.`);
+  }
+  const kinds = options?.kinds?.length ? options.kinds : ALL;
+  for (const kind of kinds) {
+    if (!ALL.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${ALL.join(', ')}.`);
+  }
+  let random = prng(options?.seed ?? 1);
+  const plan = () => {
+    if (!options || options.rate === 0 || random() >= options.rate) return undefined;
+    return { kind: kinds[Math.floor(random() * kinds.length)]!, afterHandling: random() < 0.5 };
+  };
+  return Object.assign(plan, { reset: () => void (random = prng(options?.seed ?? 1)) });
+}
+
+/** A copy of `response` whose body stops halfway with an error, as a cut connection does. */
+export async function truncate(response: Response): Promise<Response> {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const half = bytes.subarray(0, Math.floor(bytes.length / 2));
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(half);
+      controller.error(new InjectedFault('drop'));
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}

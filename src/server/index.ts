@@ -1,0 +1,17 @@
+/**
+ * The reference server: the whole Animal Store API in memory, as a web-standard `fetch` handler.
+ * Use it offline, in tests (through `petstore-sdk/msw` or `petstore-sdk/node`), or from the
+ * `petstore-server` CLI.
+ *
+ * @module petstore-sdk/server
+ */
+export { createReferenceServer, GET_PET_DEPRECATED_AT, MAX_BODY_BYTES } from './server.js';
+export type { ReferenceServer, ServerInspection } from './server.js';
+export { DEMO_API_KEY, PLANS, DEFAULTS as SERVER_DEFAULTS } from './options.js';
+export type { PlanName, Quota, ReferenceServerOptions, SeedPet } from './options.js';
+export type { KeyStats } from './rate-limiter.js';
+export { InjectedFault, isInjectedFault } from './faults.js';
+export type { FaultKind, FaultOptions } from './faults.js';
+export { openApiDocument } from './openapi.js';
+// generatePets, PetStore, RateLimiter and the response helpers are internal on purpose: the
+// server's contract is its HTTP behaviour, not its parts.

@@ -1,0 +1,124 @@
+import * as z from 'zod/mini';
+import {
+  ErrorRecordSchema,
+  GET_PET_SUNSET,
+  LIST_LIMIT,
+  NewPetSchema,
+  PetListSchema,
+  PetSchema,
+  PetStatusSchema,
+} from '../schemas/index.js';
+
+const schema = (s: z.ZodMiniType, io: 'input' | 'output') => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io }) as Record<string, unknown>;
+  return rest;
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const errorResponse = (description: string) => ({
+  description,
+  headers: rateLimitHeaders,
+  content: { 'application/json': { schema: ref('Error') } },
+});
+const rateLimitHeaders = {
+  'X-RateLimit-Limit': { description: 'The request limit currently in force.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests remaining.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Unix timestamp (seconds) at which the limit resets.', schema: { type: 'integer' } },
+};
+const tooMany = {
+  description: 'Rate limit exceeded, or the API key is temporarily banned.',
+  headers: { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+  content: { 'application/json': { schema: ref('Error') } },
+};
+const ok = (description: string, body: unknown) => ({
+  description,
+  headers: rateLimitHeaders,
+  content: { 'application/json': { schema: body } },
+});
+
+let cached: object | undefined;
+
+/** The OpenAPI 3.1 document of the API, generated from the shared schemas. */
+export function openApiDocument(): object {
+  return (cached ??= {
+    openapi: '3.1.0',
+    info: { title: 'Animal Store Service', version: '1.0.0' },
+    servers: [{ url: '/v1' }],
+    security: [{ bearerAuth: [] }],
+    paths: {
+      '/pets': {
+        get: {
+          operationId: 'listPets',
+          summary: 'List animals',
+          parameters: [
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default },
+            },
+            { name: 'status', in: 'query', schema: ref('PetStatus') },
+          ],
+          responses: {
+            200: ok('A page of animals in ascending id order.', schema(PetListSchema, 'output')),
+            400: errorResponse('A query parameter is invalid.'),
+            401: errorResponse('The API key is missing or invalid.'),
+            429: tooMany,
+          },
+        },
+        post: {
+          operationId: 'createPet',
+          summary: 'Add an animal',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('NewPet') } } },
+          responses: {
+            201: {
+              ...ok('The animal, with its assigned id.', ref('Pet')),
+              headers: { ...rateLimitHeaders, Location: { description: 'The URL of the new animal.', schema: { type: 'string' } } },
+            },
+            400: errorResponse('The body lacks required fields or holds invalid values.'),
+            401: errorResponse('The API key is missing or invalid.'),
+            413: errorResponse('The body is larger than 1 MiB.'),
+            415: errorResponse('The body is not JSON.'),
+            429: tooMany,
+          },
+        },
+      },
+      '/pets/{petId}': {
+        get: {
+          operationId: 'getPet',
+          summary: 'Get an animal',
+          deprecated: true,
+          description: `Deprecated; removed on ${GET_PET_SUNSET.toISOString().slice(0, 10)}. Use GET /pets with the status filter.`,
+          parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer', format: 'int64', minimum: 1 } }],
+          responses: {
+            200: ok('The animal.', ref('Pet')),
+            400: errorResponse('The id is not a positive integer.'),
+            401: errorResponse('The API key is missing or invalid.'),
+            404: errorResponse('No animal has this id.'),
+            410: errorResponse('The endpoint is past its sunset date.'),
+            429: tooMany,
+          },
+        },
+      },
+      '/store/orders': {
+        get: {
+          operationId: 'listOrders',
+          summary: 'List store orders (their shape is not specified)',
+          responses: {
+            200: ok('The orders.', { type: 'array', items: {} }),
+            401: errorResponse('The API key is missing or invalid.'),
+            429: tooMany,
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Pet: schema(PetSchema, 'output'),
+        NewPet: schema(NewPetSchema, 'input'),
+        PetStatus: schema(PetStatusSchema, 'output'),
+        Error: schema(ErrorRecordSchema, 'output'),
+      },
+    },
+  });
+}

@@ -1,0 +1,165 @@
+import { check, NewPetSchema, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
+import type { FaultOptions } from './faults.js';
+
+/** A quota: how many requests a key may send per minute and per day. */
+export interface Quota {
+  /** Requests allowed in each clock-aligned minute. */
+  perMinute: number;
+  /** Requests allowed in each UTC day. */
+  perDay: number;
+}
+
+/** The plans of the spec's rate-limit table. Enterprise quotas are custom: give a {@link Quota}. */
+export type PlanName = 'free' | 'pro' | 'business';
+
+/** The quotas of the named plans (spec, section 8). */
+export const PLANS: Readonly<Record<PlanName, Readonly<Quota>>> = Object.freeze({
+  free: Object.freeze({ perMinute: 60, perDay: 1_000 }),
+  pro: Object.freeze({ perMinute: 300, perDay: 10_000 }),
+  business: Object.freeze({ perMinute: 1_000, perDay: 100_000 }),
+});
+
+/** The API key accepted when no `apiKeys` option is given. It is on the Free plan. */
+export const DEMO_API_KEY = 'petstore-demo-key';
+
+/** A seed record: a new pet, optionally with the id it must have. */
+export type SeedPet = NewPet & { id?: number };
+
+/** Options of {@link createReferenceServer}. Every one is optional. */
+export interface ReferenceServerOptions {
+  /**
+   * The accepted API keys, each mapped to a plan name or to a custom (Enterprise) quota.
+   * @default { [DEMO_API_KEY]: 'free' }
+   */
+  apiKeys?: Record<string, PlanName | Quota>;
+  /**
+   * The pets the store holds at start and after `reset()`: seed records, or a count of generated
+   * ones (deterministic names, categories 1–5, statuses in turn).
+   * @default 0
+   */
+  pets?: number | readonly SeedPet[];
+  /**
+   * The orders `GET /store/orders` lists. The spec shows nothing of an order, so they are opaque.
+   * @default []
+   */
+  orders?: readonly unknown[];
+  /**
+   * The clock, in milliseconds since the Unix epoch. It is read on every request, so tests can
+   * move time (or use fake timers, which move `Date.now`).
+   * @default () => Date.now()
+   */
+  now?: () => number;
+  /**
+   * How many requests a key may send inside a `Retry-After` window it was given before it is
+   * banned. The first 429 never counts: only requests sent while told to wait do.
+   * @default 5
+   */
+  banThreshold?: number;
+  /**
+   * How long a ban lasts, in milliseconds.
+   * @default 900_000 (15 minutes)
+   */
+  banDurationMs?: number;
+  /** Injected faults (latency, 5xx, dropped connections, truncated bodies), for robustness tests. Off by default. */
+  faults?: FaultOptions;
+}
+
+/** Options after defaults are applied and inputs are checked. */
+export interface ResolvedServerOptions {
+  apiKeys: ReadonlyMap<string, Readonly<Quota>>;
+  pets: readonly Pet[];
+  orders: readonly unknown[];
+  now: () => number;
+  banThreshold: number;
+  banDurationMs: number;
+  faults: FaultOptions | undefined;
+}
+
+/** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
+export const DEFAULTS = Object.freeze({
+  apiKeys: Object.freeze({ [DEMO_API_KEY]: 'free' }) as Record<string, PlanName | Quota>,
+  pets: 0,
+  orders: Object.freeze([]) as readonly unknown[],
+  now: () => Date.now(),
+  banThreshold: 5,
+  banDurationMs: 15 * 60_000,
+});
+
+const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];
+const STATUSES = ['available', 'pending', 'sold'] as const;
+
+/** Generates `count` deterministic pets with ids 1…count. */
+export function generatePets(count: number): Pet[] {
+  const pets: Pet[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    pets[i] = {
+      id: i + 1,
+      name: `${NAMES[i % NAMES.length]} ${Math.floor(i / NAMES.length) + 1}`,
+      categoryId: (i % 5) + 1,
+      status: STATUSES[i % STATUSES.length],
+    };
+  }
+  return pets;
+}
+
+const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
+function resolveQuota(key: string, plan: PlanName | Quota): Quota {
+  if (typeof plan === 'string') {
+    const quota = PLANS[plan.toLowerCase() as PlanName];
+    if (quota) return quota;
+    throw new TypeError(
+      `apiKeys: plan "${plan}" of a key is unknown. Use "free", "pro" or "business", or { perMinute, perDay } for a custom Enterprise quota.`,
+    );
+  }
+  if (plan && isCount(plan.perMinute) && isCount(plan.perDay) && plan.perMinute > 0 && plan.perDay > 0) {
+    return Object.freeze({ perMinute: plan.perMinute, perDay: plan.perDay });
+  }
+  throw new TypeError("apiKeys: a custom quota must be { perMinute, perDay } with positive integers.");
+}
+
+function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
+  if (typeof pets === 'number') {
+    if (!isCount(pets)) throw new TypeError(`pets: expected a count (a non-negative integer) or seed records, got ${pets}.`);
+    return generatePets(pets);
+  }
+  const seeded: Pet[] = [];
+  const used = new Set<number>();
+  let nextId = Math.max(0, ...pets.map((p) => (typeof p.id === 'number' ? p.id : 0))) + 1;
+  for (const [index, seed] of pets.entries()) {
+    const { id, ...rest } = seed;
+    const checked = check(NewPetSchema, rest, `pets[${index}]`);
+    if (!checked.success) throw new TypeError(`pets[${index}]: ${checked.message}`);
+    const pet = { id: id ?? nextId++, ...checked.data };
+    const valid = check(PetSchema, pet, `pets[${index}]`);
+    if (!valid.success) throw new TypeError(`pets[${index}]: ${valid.message}`);
+    if (used.has(pet.id)) throw new TypeError(`pets[${index}]: id ${pet.id} is used twice; ids must be unique.`);
+    used.add(pet.id);
+    seeded.push(valid.data);
+  }
+  return seeded.sort((a, b) => a.id - b.id);
+}
+
+/** Applies defaults and checks every option once, throwing a `TypeError` that says what to fix. */
+export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
+  const apiKeys = new Map<string, Quota>();
+  for (const [key, plan] of Object.entries(options.apiKeys ?? DEFAULTS.apiKeys)) {
+    if (key.length === 0 || !/^[\x21-\x7e]+$/.test(key)) {
+      throw new TypeError('apiKeys: every key must be a non-empty string of printable ASCII without spaces.');
+    }
+    apiKeys.set(key, resolveQuota(key, plan));
+  }
+  const banThreshold = options.banThreshold ?? DEFAULTS.banThreshold;
+  const banDurationMs = options.banDurationMs ?? DEFAULTS.banDurationMs;
+  if (!isCount(banThreshold)) throw new TypeError('banThreshold must be a non-negative integer.');
+  if (!isCount(banDurationMs)) throw new TypeError('banDurationMs must be a non-negative integer of milliseconds.');
+  return {
+    apiKeys,
+    pets: resolveSeeds(options.pets ?? DEFAULTS.pets),
+    orders: options.orders ?? DEFAULTS.orders,
+    now: options.now ?? DEFAULTS.now,
+    banThreshold,
+    banDurationMs,
+    faults: options.faults,
+  };
+}

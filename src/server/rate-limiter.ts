@@ -1,0 +1,136 @@
+import type { Quota } from './options.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+/** What the rate limiter decided for one request. */
+export interface Admission {
+  /** `undefined` when the request may proceed; else the Error record code of the 429. */
+  refused?: 'rate_limited' | 'api_key_banned';
+  /** Whole seconds to announce in `Retry-After` when refused. */
+  retryAfter?: number;
+  /** The binding window, for the `X-RateLimit-*` headers. */
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the binding window resets. */
+  reset: number;
+}
+
+/** Counters the reference server keeps per key, for tests that check a client's manners. */
+export interface KeyStats {
+  /** Requests received with this key. */
+  requests: number;
+  /** 429 answers given to this key (rate limited or banned). */
+  rateLimited: number;
+  /** Requests received while a `Retry-After` window announced to this key was still open. */
+  insideRetryAfter: number;
+  /** Times this key was banned. */
+  bans: number;
+}
+
+interface KeyState {
+  quota: Quota;
+  minuteStart: number;
+  minuteCount: number;
+  dayStart: number;
+  dayCount: number;
+  /** End of the last `Retry-After` window announced to this key (ms). */
+  waitUntil: number;
+  /** Requests received inside the current `Retry-After` window. */
+  strikes: number;
+  bannedUntil: number;
+  stats: KeyStats;
+}
+
+/**
+ * Fixed per-minute and per-day windows per key, aligned to the clock, and the temporary ban for
+ * keys that keep sending after being told to wait.
+ */
+export class RateLimiter {
+  #keys = new Map<string, KeyState>();
+
+  constructor(
+    private readonly quotas: ReadonlyMap<string, Quota>,
+    private readonly banThreshold: number,
+    private readonly banDurationMs: number,
+  ) {}
+
+  reset(): void {
+    this.#keys.clear();
+  }
+
+  /** The headers for a caller with no known key: an untouched Free-plan minute. */
+  static anonymous(now: number, perMinute: number): Admission {
+    return { limit: perMinute, remaining: perMinute, reset: Math.ceil((Math.floor(now / MINUTE) + 1) * MINUTE / 1000) };
+  }
+
+  stats(): Record<string, KeyStats> {
+    const out: Record<string, KeyStats> = {};
+    for (const [key, state] of this.#keys) out[key] = { ...state.stats };
+    return out;
+  }
+
+  #state(key: string, now: number): KeyState {
+    let state = this.#keys.get(key);
+    if (!state) {
+      state = {
+        quota: this.quotas.get(key)!,
+        minuteStart: 0,
+        minuteCount: 0,
+        dayStart: 0,
+        dayCount: 0,
+        waitUntil: 0,
+        strikes: 0,
+        bannedUntil: 0,
+        stats: { requests: 0, rateLimited: 0, insideRetryAfter: 0, bans: 0 },
+      };
+      this.#keys.set(key, state);
+    }
+    const minuteStart = Math.floor(now / MINUTE) * MINUTE;
+    if (minuteStart !== state.minuteStart) Object.assign(state, { minuteStart, minuteCount: 0 });
+    const dayStart = Math.floor(now / DAY) * DAY;
+    if (dayStart !== state.dayStart) Object.assign(state, { dayStart, dayCount: 0 });
+    return state;
+  }
+
+  /** The binding window: the one with fewer requests left; on a tie, the one that resets later. */
+  #binding(state: KeyState): Admission {
+    const minute = { limit: state.quota.perMinute, remaining: state.quota.perMinute - state.minuteCount, resetMs: state.minuteStart + MINUTE };
+    const day = { limit: state.quota.perDay, remaining: state.quota.perDay - state.dayCount, resetMs: state.dayStart + DAY };
+    const w = day.remaining <= minute.remaining ? day : minute;
+    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000) };
+  }
+
+  /** Counts one request of `key` at `now` and says whether it may proceed. */
+  admit(key: string, now: number): Admission {
+    const state = this.#state(key, now);
+    state.stats.requests++;
+    const refuse = (refused: Admission['refused'], untilMs: number): Admission => {
+      state.stats.rateLimited++;
+      const retryAfter = Math.max(1, Math.ceil((untilMs - now) / 1000));
+      state.waitUntil = Math.max(state.waitUntil, now + retryAfter * 1000);
+      return { ...this.#binding(state), refused, retryAfter };
+    };
+
+    if (now < state.bannedUntil) return refuse('api_key_banned', state.bannedUntil);
+    if (now < state.waitUntil) {
+      state.stats.insideRetryAfter++;
+      if (++state.strikes > this.banThreshold) {
+        state.stats.bans++;
+        state.strikes = 0;
+        state.bannedUntil = now + this.banDurationMs;
+        return refuse('api_key_banned', state.bannedUntil);
+      }
+    } else {
+      state.strikes = 0;
+    }
+    const minuteFull = state.minuteCount >= state.quota.perMinute;
+    const dayFull = state.dayCount >= state.quota.perDay;
+    if (minuteFull || dayFull) {
+      return refuse('rate_limited', dayFull ? state.dayStart + DAY : state.minuteStart + MINUTE);
+    }
+    state.minuteCount++;
+    state.dayCount++;
+    return this.#binding(state);
+  }
+}

@@ -1,0 +1,286 @@
+import {
+  check,
+  GET_PET_SUNSET,
+  LIST_LIMIT,
+  ListPetsQuerySchema,
+  NewPetSchema,
+  PET_STATUSES,
+  type PetStatus,
+} from '../schemas/index.js';
+import { createFaultPlanner, InjectedFault, truncate } from './faults.js';
+import { empty, error, json, MAX_BODY_BYTES, readText, withRateLimit } from './http.js';
+import { openApiDocument } from './openapi.js';
+import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
+import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
+import { PetStore } from './store.js';
+
+/** What {@link ReferenceServer.inspect} reports: the store's size and each key's counters. */
+export interface ServerInspection {
+  /** How many pets the store holds. */
+  petCount: number;
+  /** Counters per API key that sent at least one authenticated request. */
+  keys: Record<string, KeyStats>;
+}
+
+/** An in-memory implementation of the whole Animal Store API, as a web-standard `fetch` handler. */
+export interface ReferenceServer {
+  /** Answers one request. It never throws and never answers 5xx, unless faults are injected. */
+  fetch(request: Request): Promise<Response>;
+  /** Restores the seed pets and forgets every rate-limit window, ban and counter. */
+  reset(): void;
+  /** The store's size and per-key counters, for tests that check a client's manners. */
+  inspect(): ServerInspection;
+}
+
+/** `Deprecation` (RFC 9745) date of `GET /pets/{petId}`: when API version 1.0.0 marked it. */
+export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
+
+const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
+const ALLOWED_HEADERS = 'Authorization, Content-Type';
+
+type Handler = (ctx: Context) => Response | Promise<Response>;
+interface Context {
+  request: Request;
+  url: URL;
+  /** The path below `/v1`, e.g. `/pets/3`. */
+  base: string;
+  params: string[];
+  now: number;
+}
+interface Route {
+  pattern: RegExp;
+  methods: Record<string, Handler>;
+  /** Answered without an API key. */
+  public?: boolean;
+}
+
+function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  // Compare every byte of the longer input so the time taken says nothing about the key.
+  const length = Math.max(a.length, b.length);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+/**
+ * Creates an in-memory reference server: the whole Animal Store API behind one
+ * `fetch(Request): Promise<Response>`, with no Node-only imports, so it runs in Node, in a
+ * browser and inside msw alike.
+ *
+ * @example
+ * ```ts
+ * import { createReferenceServer } from 'petstore-sdk/server';
+ *
+ * const server = createReferenceServer({ apiKeys: { 'my-key': 'pro' }, pets: 3 });
+ * const response = await server.fetch(
+ *   new Request('http://localhost/v1/pets?limit=2', { headers: { Authorization: 'Bearer my-key' } }),
+ * );
+ * console.log(response.status, await response.json());
+ * ```
+ */
+export function createReferenceServer(options: ReferenceServerOptions = {}): ReferenceServer {
+  const config = resolveServerOptions(options);
+  const store = new PetStore(config.pets);
+  const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
+  const planFault = createFaultPlanner(config.faults);
+  const encoder = new TextEncoder();
+  const keys = [...config.apiKeys.keys()].map((key) => ({ key, bytes: encoder.encode(key) }));
+
+  const findKey = (token: string): string | undefined => {
+    const bytes = encoder.encode(token);
+    let found: string | undefined;
+    for (const candidate of keys) if (constantTimeEqual(bytes, candidate.bytes)) found = candidate.key;
+    return found;
+  };
+
+  const routes: Route[] = [
+    { pattern: /^\/pets$/, methods: { GET: listPets, POST: createPet } },
+    { pattern: /^\/pets\/([^/]*)$/, methods: { GET: getPet } },
+    { pattern: /^\/store\/orders$/, methods: { GET: () => json(config.orders) } },
+    { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
+  ];
+
+  function listPets({ url }: Context): Response {
+    const raw: Record<string, unknown> = {};
+    for (const name of ['limit', 'status'] as const) {
+      const values = url.searchParams.getAll(name);
+      if (values.length > 1) return error(400, 'invalid_query', `The query parameter ${name} is given ${values.length} times; give it once.`);
+      if (values.length === 1) raw[name] = values[0];
+    }
+    if (raw.limit !== undefined) {
+      const text = String(raw.limit);
+      // Plain decimals only: `0x10`, `1e2` and ` 5` are not page sizes anyone meant.
+      raw.limit = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    }
+    const query = check(ListPetsQuerySchema, raw, 'query');
+    if (!query.success) {
+      return error(
+        400,
+        'invalid_query',
+        `${query.message}. limit is an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; status is one of ${PET_STATUSES.join(', ')}.`,
+      );
+    }
+    return json(store.list(query.data.limit ?? LIST_LIMIT.default, query.data.status));
+  }
+
+  async function createPet({ request, url }: Context): Promise<Response> {
+    const type = request.headers.get('Content-Type');
+    const mediaType = type?.split(';')[0]?.trim().toLowerCase() ?? '';
+    if (mediaType !== 'application/json' && !/^application\/[^/]+\+json$/.test(mediaType)) {
+      return error(
+        415,
+        'unsupported_media_type',
+        `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${type.slice(0, 100)}"` : ', which is missing'}.`,
+      );
+    }
+    const read = await readText(request);
+    if ('error' in read) return read.error;
+    let body: unknown;
+    try {
+      body = JSON.parse(read.text);
+    } catch {
+      return error(400, 'invalid_json', 'The request body is not valid JSON. Send a NewPet object such as {"name":"Rex","categoryId":1}.');
+    }
+    const pet = check(NewPetSchema, body, 'body');
+    if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
+    const created = store.add(pet.data);
+    return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });
+  }
+
+  function getPet({ params, url, now, base }: Context): Response {
+    const prefix = url.pathname.slice(0, url.pathname.length - base.length);
+    const headers = {
+      Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
+      Sunset: SUNSET_HTTP_DATE,
+      Link: `<${url.origin}${prefix}/pets>; rel="successor-version"`,
+    };
+    if (now >= GET_PET_SUNSET.getTime()) {
+      return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
+    }
+    const raw = params[0] ?? '';
+    // int64 ids: 1 to 2^63 - 1. Only safe integers can exist in this store.
+    if (!/^[1-9]\d{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
+      return error(400, 'invalid_pet_id', `petId must be a positive integer; got "${decodeSafe(raw).slice(0, 40)}".`, headers);
+    }
+    const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
+    if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);
+    return json(pet, 200, headers);
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const now = config.now();
+    const url = new URL(request.url);
+    const method = request.method.toUpperCase();
+    const segments = url.pathname.split('/');
+    const v1 = segments.indexOf('v1');
+    const base = v1 < 0 ? undefined : '/' + segments.slice(v1 + 1).join('/');
+    const path = base && base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
+    const route = path === undefined ? undefined : routes.find((r) => r.pattern.test(path));
+    const anonymous = () => RateLimiter.anonymous(now, PLANS.free.perMinute);
+
+    if (method === 'OPTIONS') {
+      const allow = route ? [...Object.keys(route.methods), 'HEAD', 'OPTIONS'].join(', ') : 'GET, HEAD, POST, OPTIONS';
+      return withRateLimit(
+        empty(204, {
+          Allow: allow,
+          'Access-Control-Allow-Methods': allow,
+          'Access-Control-Allow-Headers': request.headers.get('Access-Control-Request-Headers') ?? ALLOWED_HEADERS,
+          'Access-Control-Max-Age': '600',
+        }),
+        anonymous(),
+      );
+    }
+
+    let admission: Admission;
+    if (route?.public) {
+      admission = anonymous();
+    } else {
+      const authorization = request.headers.get('Authorization');
+      const match = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
+      const key = match ? findKey(match[1]!) : undefined;
+      if (!key) {
+        const [code, message] = !authorization
+          ? (['missing_api_key', 'No API key was sent. Send it as "Authorization: Bearer <API_KEY>".'] as const)
+          : !match
+            ? (['invalid_api_key', 'The Authorization header is malformed. Send "Authorization: Bearer <API_KEY>".'] as const)
+            : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
+        return withRateLimit(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous());
+      }
+      admission = limiter.admit(key, now);
+      if (admission.refused === 'api_key_banned') {
+        return withRateLimit(
+          error(429, 'api_key_banned', `This API key is temporarily banned for sending requests while told to wait. Retry after ${admission.retryAfter} s, and honour Retry-After.`),
+          admission,
+        );
+      }
+      if (admission.refused) {
+        return withRateLimit(
+          error(429, 'rate_limited', `Rate limit of ${admission.limit} requests exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
+          admission,
+        );
+      }
+    }
+
+    if (!route || path === undefined) {
+      return withRateLimit(error(404, 'not_found', `No route ${url.pathname}. The API's paths are /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), admission);
+    }
+    const handler = route.methods[method === 'HEAD' ? 'GET' : method];
+    if (!handler || (method === 'HEAD' && !route.methods.GET)) {
+      const allow = [...Object.keys(route.methods), ...(route.methods.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+      return withRateLimit(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
+    }
+    const response = await handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
+    withRateLimit(response, admission);
+    return method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  }
+
+  async function answer(request: Request): Promise<Response> {
+    try {
+      return await handle(request);
+    } catch {
+      // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
+      // a valid Error record rather than a thrown exception.
+      return error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
+    }
+  }
+
+  return {
+    async fetch(request: Request): Promise<Response> {
+      const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(new URL(request.url).pathname) ? undefined : planFault();
+      if (!fault) return answer(request);
+      switch (fault.kind) {
+        case 'latency': {
+          const ms = config.faults?.latencyMs ?? 200;
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          return answer(request);
+        }
+        case 'error':
+          return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
+        case 'drop':
+          if (fault.afterHandling) await answer(request);
+          throw new InjectedFault('drop');
+        case 'truncate':
+          return truncate(await answer(request));
+      }
+    },
+    reset() {
+      store.reset(config.pets);
+      limiter.reset();
+      planFault.reset();
+    },
+    inspect() {
+      return { petCount: store.size, keys: limiter.stats() };
+    },
+  };
+}
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+export { MAX_BODY_BYTES };
+export type { PetStatus };

@@ -1,0 +1,434 @@
+/**
+ * The reference server's behaviour suite. Each transport file (server.fetch, msw, node:http) runs
+ * it, so every behaviour is checked the same way over each path a user can take.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ReferenceServer, ReferenceServerOptions } from 'petstore-sdk/server';
+
+/** A way of reaching a reference server: in-process, through msw, or over real HTTP. */
+export interface Transport {
+  name: string;
+  start(options: ReferenceServerOptions): Promise<{ server: ReferenceServer; baseUrl: string; close(): Promise<void> }>;
+}
+
+/** 2027-01-01T00:00:00Z: a clock-aligned minute and day start, well before getPet's sunset. */
+export const T0 = Date.UTC(2027, 0, 1);
+
+const KEYS = {
+  free: 'key-free',
+  pro: 'key-pro',
+  business: 'key-business',
+  ent: 'key-ent',
+} as const;
+
+export function behaviourSuite(transport: Transport): void {
+  let now = T0;
+  let server: ReferenceServer;
+  let baseUrl: string;
+  let stop: (() => Promise<void>) | undefined;
+  const close = async () => {
+    const closing = stop;
+    stop = undefined;
+    await closing?.();
+  };
+
+  const start = async (options: ReferenceServerOptions = {}) => {
+    await close();
+    ({ server, baseUrl, close: stop } = await transport.start({
+      apiKeys: { [KEYS.free]: 'free', [KEYS.pro]: 'pro', [KEYS.business]: 'business', [KEYS.ent]: { perMinute: 5, perDay: 8 } },
+      pets: 30,
+      now: () => now,
+      ...options,
+    }));
+  };
+  const send = (path: string, init: RequestInit & { key?: string | null } = {}) => {
+    const { key = KEYS.pro, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (key !== null && !headers.has('Authorization')) headers.set('Authorization', `Bearer ${key}`);
+    return fetch(`${baseUrl}${path}`, { ...rest, headers });
+  };
+  const post = (body: unknown, init: RequestInit & { key?: string | null } = {}) =>
+    send('/pets', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      ...init,
+    });
+  /** Asserts an Error record with the HTTP status in its body, and returns it. */
+  const errorOf = async (response: Response, status: number) => {
+    expect(response.status).toBe(status);
+    expect(response.headers.get('Content-Type')).toMatch(/^application\/json/);
+    const body = await response.json();
+    expect(body).toEqual({ code: expect.any(String), message: expect.any(String), status });
+    expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+    return body as { code: string; message: string; status: number };
+  };
+  const rateLimitHeaders = (response: Response) => ({
+    limit: Number(response.headers.get('X-RateLimit-Limit')),
+    remaining: Number(response.headers.get('X-RateLimit-Remaining')),
+    reset: Number(response.headers.get('X-RateLimit-Reset')),
+  });
+
+  describe(`reference server over ${transport.name}`, () => {
+    beforeEach(async () => {
+      now = T0;
+      await start();
+    });
+    afterEach(async () => {
+      await close();
+    });
+
+    describe('routes', () => {
+      it('GET /pets answers 200 with a JSON array of pets', async () => {
+        const response = await send('/pets');
+        expect(response.status).toBe(200);
+        const pets = await response.json();
+        expect(pets).toHaveLength(20);
+        expect(pets[0]).toEqual({ id: 1, name: expect.any(String), categoryId: expect.any(Number), status: 'available' });
+      });
+
+      it('GET /store/orders answers an empty JSON array unless seeded', async () => {
+        expect(await (await send('/store/orders')).json()).toEqual([]);
+        await start({ orders: [{ id: 7, petId: 1 }] });
+        expect(await (await send('/store/orders')).json()).toEqual([{ id: 7, petId: 1 }]);
+      });
+
+      it('an unknown path answers 404 with an Error record', async () => {
+        const body = await errorOf(await send('/animals'), 404);
+        expect(body.code).toBe('not_found');
+      });
+
+      it('a known path with the wrong method answers 405 with Allow', async () => {
+        const response = await send('/pets', { method: 'DELETE' });
+        await errorOf(response, 405);
+        expect(response.headers.get('Allow')).toBe('GET, POST, HEAD, OPTIONS');
+        const single = await send('/pets/1', { method: 'PUT', body: '{}' });
+        await errorOf(single, 405);
+        expect(single.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+      });
+
+      it('a trailing slash reaches the same route', async () => {
+        expect((await send('/pets/')).status).toBe(200);
+      });
+
+      it('GET /openapi.json serves an OpenAPI 3.1 document generated from the schemas, without a key', async () => {
+        const response = await send('/openapi.json', { key: null });
+        expect(response.status).toBe(200);
+        const doc = await response.json();
+        expect(doc.openapi).toBe('3.1.0');
+        expect(Object.keys(doc.paths)).toEqual(['/pets', '/pets/{petId}', '/store/orders']);
+        expect(doc.paths['/pets/{petId}'].get.deprecated).toBe(true);
+        expect(doc.components.schemas.NewPet.required).toEqual(['name', 'categoryId']);
+        expect(doc.components.schemas.Pet.properties.status.enum).toEqual(['available', 'pending', 'sold']);
+      });
+    });
+
+    describe('authentication', () => {
+      it('a request without Authorization answers 401 with WWW-Authenticate: Bearer', async () => {
+        const response = await send('/pets', { key: null });
+        expect((await errorOf(response, 401)).code).toBe('missing_api_key');
+        expect(response.headers.get('WWW-Authenticate')).toMatch(/^Bearer/);
+      });
+
+      it('a malformed Authorization header answers 401', async () => {
+        const response = await send('/pets', { key: null, headers: { Authorization: `Basic ${btoa('a:b')}` } });
+        expect((await errorOf(response, 401)).code).toBe('invalid_api_key');
+        expect(response.headers.get('WWW-Authenticate')).toMatch(/^Bearer/);
+      });
+
+      it('an unknown key answers 401 on every route, and its message does not echo the key', async () => {
+        for (const path of ['/pets', '/pets/1', '/store/orders', '/nowhere']) {
+          const body = await errorOf(await send(path, { key: 'not-a-key' }), 401);
+          expect(body.message).not.toContain('not-a-key');
+        }
+        await errorOf(await post({ name: 'x', categoryId: 1 }, { key: 'key-pr' }), 401);
+      });
+
+      it('the Bearer scheme is case-insensitive', async () => {
+        expect((await send('/pets', { key: null, headers: { Authorization: `bearer ${KEYS.pro}` } })).status).toBe(200);
+      });
+
+      it('with no apiKeys option, the documented demo key works', async () => {
+        const { DEMO_API_KEY } = await import('petstore-sdk/server');
+        await start({ apiKeys: undefined });
+        expect((await send('/pets', { key: DEMO_API_KEY })).status).toBe(200);
+        expect(rateLimitHeaders(await send('/pets', { key: DEMO_API_KEY })).limit).toBe(60);
+      });
+    });
+
+    describe('listPets', () => {
+      it('limit defaults to 20 and caps the page; results come in ascending id order', async () => {
+        expect(await (await send('/pets')).json()).toHaveLength(20);
+        const page = await (await send('/pets?limit=7')).json();
+        expect(page.map((p: { id: number }) => p.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+        expect(await (await send('/pets?limit=100')).json()).toHaveLength(30);
+      });
+
+      it('status keeps only pets with that status', async () => {
+        const sold = await (await send('/pets?status=sold&limit=100')).json();
+        expect(sold).toHaveLength(10);
+        expect(sold.every((p: { status: string }) => p.status === 'sold')).toBe(true);
+        expect(sold.map((p: { id: number }) => p.id)).toEqual([...sold.map((p: { id: number }) => p.id)].sort((a, b) => a - b));
+      });
+
+      it.each(['0', '101', '1.5', 'abc', '', '-3', '1e2', '0x10'])('limit=%j answers 400 naming limit', async (limit) => {
+        const body = await errorOf(await send(`/pets?limit=${limit}`), 400);
+        expect(body.code).toBe('invalid_query');
+        expect(body.message).toMatch(/^limit /);
+      });
+
+      it('an unknown status answers 400 that lists the allowed ones', async () => {
+        const body = await errorOf(await send('/pets?status=adopted'), 400);
+        expect(body.message).toContain('status must be one of "available", "pending", "sold"');
+      });
+
+      it('a parameter given twice answers 400', async () => {
+        await errorOf(await send('/pets?limit=2&limit=3'), 400);
+      });
+    });
+
+    describe('createPet', () => {
+      it('a valid NewPet answers 201 with the pet, a new id and a Location header', async () => {
+        const response = await post({ name: 'Rex', categoryId: 3, status: 'pending' });
+        expect(response.status).toBe(201);
+        const pet = await response.json();
+        expect(pet).toEqual({ id: 31, name: 'Rex', categoryId: 3, status: 'pending' });
+        expect(response.headers.get('Location')).toBe(`${baseUrl}/pets/31`);
+        const fetched = await (await send('/pets/31')).json();
+        expect(fetched).toEqual(pet);
+        expect(await (await post({ name: 'Tom', categoryId: 3 })).json()).toEqual({ id: 32, name: 'Tom', categoryId: 3 });
+      });
+
+      it.each([
+        [{ categoryId: 1 }, 'name is required'],
+        [{ name: '', categoryId: 1 }, 'name must be at least 1 character long'],
+        [{ name: 'Rex' }, 'categoryId is required'],
+        [{ name: 'Rex', categoryId: '1' }, 'categoryId must be an integer'],
+        [{ name: 'Rex', categoryId: 1.5 }, 'categoryId must be an integer'],
+        [{ name: 'Rex', categoryId: 2 ** 53 }, 'categoryId must be'],
+        [{ name: 'Rex', categoryId: 1, status: 'lost' }, 'status must be one of'],
+        [{ name: 'Rex', categoryId: 1, id: 5 }, 'unknown field "id"'],
+        [[], 'body must be an object'],
+        [null, 'body must be an object'],
+      ])('%j answers 400 with a message naming the field', async (body, words) => {
+        const record = await errorOf(await post(body), 400);
+        expect(record.code).toBe('invalid_body');
+        expect(record.message).toContain(words);
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it('malformed JSON answers 400 invalid_json', async () => {
+        expect((await errorOf(await post('{"name": "Rex",'), 400)).code).toBe('invalid_json');
+      });
+
+      it('an empty body answers 400, not a crash', async () => {
+        expect((await errorOf(await post(''), 400)).code).toBe('invalid_json');
+      });
+
+      it('a content type other than JSON answers 415', async () => {
+        const response = await send('/pets', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"a","categoryId":1}' });
+        expect((await errorOf(response, 415)).code).toBe('unsupported_media_type');
+        const none = await send('/pets', { method: 'POST', body: new Uint8Array([123, 125]) });
+        await errorOf(none, 415);
+      });
+
+      it('a JSON content type with a charset or a +json suffix is accepted', async () => {
+        for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json']) {
+          expect((await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': type } })).status).toBe(201);
+        }
+      });
+
+      it('a body over 1 MiB answers 413 and stores nothing', async () => {
+        const body = JSON.stringify({ name: 'x'.repeat(1024 * 1024), categoryId: 1 });
+        expect((await errorOf(await post(body), 413)).code).toBe('payload_too_large');
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it('ids are never reused: each create gets the next id', async () => {
+        const ids = [];
+        for (let i = 0; i < 5; i++) ids.push((await (await post({ name: `p${i}`, categoryId: 1 })).json()).id);
+        expect(ids).toEqual([31, 32, 33, 34, 35]);
+      });
+    });
+
+    describe('getPet (deprecated)', () => {
+      const expectDeprecationHeaders = (response: Response) => {
+        expect(response.headers.get('Deprecation')).toMatch(/^@\d+$/);
+        expect(response.headers.get('Sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+        expect(response.headers.get('Link')).toBe(`<${baseUrl}/pets>; rel="successor-version"`);
+      };
+
+      it('answers the pet with Deprecation, Sunset and Link headers', async () => {
+        const response = await send('/pets/4');
+        expect(response.status).toBe(200);
+        expect((await response.json()).id).toBe(4);
+        expectDeprecationHeaders(response);
+      });
+
+      it('an unknown id answers 404, still with the deprecation headers', async () => {
+        const response = await send('/pets/999');
+        expect((await errorOf(response, 404)).code).toBe('not_found');
+        expectDeprecationHeaders(response);
+        await errorOf(await send('/pets/9223372036854775807'), 404);
+      });
+
+      it.each(['abc', '0', '-1', '1.5', '01', '9223372036854775808', '%F0%9F%90%B6'])('petId %j answers 400', async (id) => {
+        const response = await send(`/pets/${id}`);
+        expect((await errorOf(response, 400)).code).toBe('invalid_pet_id');
+        expectDeprecationHeaders(response);
+      });
+
+      it('after the sunset date it answers 410 Gone', async () => {
+        now = Date.UTC(2030, 11, 5);
+        const response = await send('/pets/1');
+        expect((await errorOf(response, 410)).code).toBe('gone');
+        expectDeprecationHeaders(response);
+        now = Date.UTC(2030, 11, 5) - 1;
+        expect((await send('/pets/1')).status).toBe(200);
+      });
+    });
+
+    describe('rate limits', () => {
+      it('every response carries the X-RateLimit headers, errors and 401s included', async () => {
+        const responses = [
+          await send('/pets'),
+          await send('/pets?limit=0'),
+          await send('/pets/999'),
+          await send('/pets', { key: null }),
+          await send('/pets', { key: 'wrong' }),
+          await send('/nowhere'),
+          await send('/pets', { method: 'OPTIONS', key: null }),
+        ];
+        for (const response of responses) {
+          const h = rateLimitHeaders(response);
+          expect(Number.isInteger(h.limit) && h.limit > 0).toBe(true);
+          expect(Number.isInteger(h.remaining) && h.remaining >= 0).toBe(true);
+          expect(h.reset).toBe(T0 / 1000 + 60);
+        }
+      });
+
+      it('Remaining counts down per key and Reset is the end of the minute in Unix seconds', async () => {
+        const first = rateLimitHeaders(await send('/pets', { key: KEYS.free }));
+        const second = rateLimitHeaders(await send('/pets', { key: KEYS.free }));
+        expect(first).toEqual({ limit: 60, remaining: 59, reset: T0 / 1000 + 60 });
+        expect(second.remaining).toBe(58);
+        expect(rateLimitHeaders(await send('/pets', { key: KEYS.pro })).remaining).toBe(299);
+      });
+
+      it.each([
+        ['free', 60],
+        ['pro', 300],
+        ['business', 1000],
+      ] as const)('the %s plan allows %d requests a minute, then answers 429 rate_limited', async (plan, perMinute) => {
+        now = T0 + 30_000;
+        for (let i = 0; i < perMinute; i++) expect((await send('/store/orders', { key: KEYS[plan] })).status).toBe(200);
+        const refused = await send('/store/orders', { key: KEYS[plan] });
+        expect((await errorOf(refused, 429)).code).toBe('rate_limited');
+        expect(refused.headers.get('Retry-After')).toBe('30');
+        expect(rateLimitHeaders(refused)).toEqual({ limit: perMinute, remaining: 0, reset: T0 / 1000 + 60 });
+        now = T0 + 60_000;
+        expect((await send('/store/orders', { key: KEYS[plan] })).status).toBe(200);
+      });
+
+      it('the per-day window binds too, and the headers then describe it', async () => {
+        // key-ent: 5 a minute, 8 a day.
+        for (let i = 0; i < 5; i++) expect((await send('/pets', { key: KEYS.ent })).status).toBe(200);
+        now = T0 + 60_000;
+        const third = [];
+        for (let i = 0; i < 3; i++) third.push(rateLimitHeaders(await send('/pets', { key: KEYS.ent })));
+        expect(third.at(-1)).toEqual({ limit: 8, remaining: 0, reset: T0 / 1000 + 86_400 });
+        const refused = await send('/pets', { key: KEYS.ent });
+        expect((await errorOf(refused, 429)).code).toBe('rate_limited');
+        expect(Number(refused.headers.get('Retry-After'))).toBe(86_400 - 60);
+        now = T0 + 86_400_000;
+        expect((await send('/pets', { key: KEYS.ent })).status).toBe(200);
+      });
+
+      it('the free plan enforces 1,000 requests a day across minutes', async () => {
+        let sent = 0;
+        while (sent < 1000) {
+          for (let i = 0; i < 60 && sent < 1000; i++, sent++) expect((await send('/store/orders', { key: KEYS.free })).status).toBe(200);
+          now += 60_000;
+        }
+        const refused = await send('/store/orders', { key: KEYS.free });
+        expect((await errorOf(refused, 429)).code).toBe('rate_limited');
+        expect(rateLimitHeaders(refused).limit).toBe(1000);
+      });
+
+      it('a key that keeps sending inside Retry-After past the threshold is banned for the duration', async () => {
+        await start({ banThreshold: 2, banDurationMs: 600_000 });
+        for (let i = 0; i < 5; i++) await send('/pets', { key: KEYS.ent });
+        expect((await send('/pets', { key: KEYS.ent })).status).toBe(429); // told to wait: not a strike
+        expect((await errorOf(await send('/pets', { key: KEYS.ent }), 429)).code).toBe('rate_limited'); // strike 1
+        expect((await errorOf(await send('/pets', { key: KEYS.ent }), 429)).code).toBe('rate_limited'); // strike 2
+        const banned = await send('/pets', { key: KEYS.ent }); // strike 3 > threshold 2
+        expect((await errorOf(banned, 429)).code).toBe('api_key_banned');
+        expect(banned.headers.get('Retry-After')).toBe('600');
+        expect(server.inspect().keys[KEYS.ent]).toEqual({ requests: 9, rateLimited: 4, insideRetryAfter: 3, bans: 1 });
+        now = T0 + 599_000;
+        const still = await send('/pets', { key: KEYS.ent });
+        expect((await errorOf(still, 429)).code).toBe('api_key_banned');
+        expect(still.headers.get('Retry-After')).toBe('1');
+        now = T0 + 600_000;
+        expect((await send('/pets', { key: KEYS.ent })).status).toBe(200);
+        // Other keys are not affected by the ban.
+        expect((await send('/pets', { key: KEYS.free })).status).toBe(200);
+      });
+
+      it('a key that waits out Retry-After is never banned', async () => {
+        await start({ banThreshold: 0, apiKeys: { [KEYS.ent]: { perMinute: 5, perDay: 100 } } });
+        for (let round = 0; round < 3; round++) {
+          for (let i = 0; i < 5; i++) await send('/pets', { key: KEYS.ent });
+          const refused = await send('/pets', { key: KEYS.ent });
+          expect(refused.status).toBe(429);
+          now += Number(refused.headers.get('Retry-After')) * 1000;
+        }
+        expect(server.inspect().keys[KEYS.ent]).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+      });
+    });
+
+    describe('CORS', () => {
+      it('a preflight OPTIONS is answered without auth, allowing the headers asked for', async () => {
+        const response = await send('/pets', {
+          method: 'OPTIONS',
+          key: null,
+          headers: { Origin: 'http://app.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+        });
+        expect(response.status).toBe(204);
+        expect(response.headers.get('Access-Control-Allow-Origin')).toBe('*');
+        expect(response.headers.get('Access-Control-Allow-Methods')).toContain('POST');
+        expect(response.headers.get('Access-Control-Allow-Headers')?.toLowerCase()).toContain('authorization');
+      });
+
+      it('every response exposes the rate-limit, Retry-After, deprecation and Location headers', async () => {
+        for (const response of [await send('/pets/1'), await send('/pets', { key: null })]) {
+          const exposed = response.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/) ?? [];
+          for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Location']) {
+            expect(exposed).toContain(name);
+          }
+          expect(response.headers.get('Access-Control-Allow-Origin')).toBe('*');
+        }
+      });
+    });
+
+    describe('state', () => {
+      it('reset() restores the seed pets and forgets rate-limit windows and counters', async () => {
+        await post({ name: 'Extra', categoryId: 1 });
+        for (let i = 0; i < 6; i++) await send('/pets', { key: KEYS.ent });
+        server.reset();
+        expect(server.inspect()).toEqual({ petCount: 30, keys: {} });
+        expect((await send('/pets', { key: KEYS.ent })).status).toBe(200);
+        expect((await (await post({ name: 'Again', categoryId: 1 })).json()).id).toBe(31);
+      });
+
+      it('seed records keep their ids and new pets continue after the largest', async () => {
+        await start({ pets: [{ id: 10, name: 'Ten', categoryId: 1 }, { name: 'Auto', categoryId: 2, status: 'sold' }] });
+        expect(await (await send('/pets')).json()).toEqual([
+          { id: 10, name: 'Ten', categoryId: 1 },
+          { id: 11, name: 'Auto', categoryId: 2, status: 'sold' },
+        ]);
+        expect((await (await post({ name: 'New', categoryId: 1 })).json()).id).toBe(12);
+      });
+    });
+  });
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { createReferenceServer } from 'petstore-sdk/server';
+import { behaviourSuite, T0 } from './behaviour.js';
+
+// In-process: the global fetch is replaced for the suite by one that calls server.fetch.
+behaviourSuite({
+  name: 'server.fetch',
+  async start(options) {
+    const server = createReferenceServer(options);
+    const original = globalThis.fetch;
+    globalThis.fetch = (input, init) => server.fetch(new Request(input, init));
+    return { server, baseUrl: 'http://api.test/v1', close: async () => void (globalThis.fetch = original) };
+  },
+});
+
+describe('createReferenceServer', () => {
+  const get = (server: ReturnType<typeof createReferenceServer>, url: string) =>
+    server.fetch(new Request(url, { headers: { Authorization: 'Bearer k' } }));
+
+  it('routes under /v1 on any host and below any prefix', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1, now: () => T0 });
+    for (const url of ['http://a.test/v1/pets', 'https://b.example:8443/v1/pets', 'http://c.test/api/v1/pets']) {
+      expect((await get(server, url)).status).toBe(200);
+    }
+    expect((await get(server, 'http://a.test/v2/pets')).status).toBe(404);
+  });
+
+  it('rejects options it cannot honour with a TypeError that says what to fix', () => {
+    expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro" or "business"/);
+    expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
+    expect(() => createReferenceServer({ apiKeys: { 'has space': 'free' } })).toThrow(/printable ASCII/);
+    expect(() => createReferenceServer({ pets: -1 })).toThrow(/pets: expected a count/);
+    expect(() => createReferenceServer({ pets: [{ name: '', categoryId: 1 }] })).toThrow(/pets\[0\]: name must be at least 1 character/);
+    expect(() => createReferenceServer({ pets: [{ id: 1, name: 'a', categoryId: 1 }, { id: 1, name: 'b', categoryId: 1 }] })).toThrow(/id 1 is used twice/);
+    expect(() => createReferenceServer({ banThreshold: -1 })).toThrow(/banThreshold/);
+  });
+
+  it('the clock is read per request, so moving it moves the windows', async () => {
+    let now = T0;
+    const server = createReferenceServer({ apiKeys: { k: { perMinute: 1, perDay: 10 } }, now: () => now });
+    expect((await get(server, 'http://a/v1/pets')).status).toBe(200);
+    expect((await get(server, 'http://a/v1/pets')).status).toBe(429);
+    now += 60_000;
+    expect((await get(server, 'http://a/v1/pets')).status).toBe(200);
+  });
+
+  it('HEAD on a GET route answers the headers with no body', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
+    const response = await server.fetch(new Request('http://a/v1/pets', { method: 'HEAD', headers: { Authorization: 'Bearer k' } }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('X-RateLimit-Remaining')).toBe('59');
+    expect(await response.text()).toBe('');
+  });
+
+  it('faults: a drop rejects like a failed fetch, an error is a 503 Error record, and the draw repeats per seed', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['drop'], seed: 3 } });
+    await expect(get(server, 'http://a/v1/pets')).rejects.toThrow(TypeError);
+    const failing = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['error'] } });
+    const response = await get(failing, 'http://a/v1/pets');
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
+    const draws = async () => {
+      const s = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 0.5, kinds: ['error'], seed: 42 } });
+      const out = [];
+      for (let i = 0; i < 20; i++) out.push((await get(s, 'http://a/v1/store/orders')).status);
+      return out;
+    };
+    const first = await draws();
+    expect(first).toEqual(await draws());
+    expect(first).toContain(503);
+    expect(first).toContain(200);
+  });
+
+  it('faults: a truncated body fails when read, after the request was acted on', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['truncate'] } });
+    const response = await server.fetch(
+      new Request('http://a/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body: '{"name":"a","categoryId":1}' }),
+    );
+    expect(response.status).toBe(201);
+    await expect(response.text()).rejects.toThrow();
+    expect(server.inspect().petCount).toBe(1);
+  });
+
+  it('rejects an invalid fault rate', () => {
+    expect(() => createReferenceServer({ faults: { rate: 2 } })).toThrow(/faults.rate/);
+  });
+});

@@ -1,0 +1,47 @@
+import { setupServer } from 'msw/node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHandlers } from 'petstore-sdk/msw';
+import { createReferenceServer } from 'petstore-sdk/server';
+import { behaviourSuite } from './behaviour.js';
+
+const baseUrl = 'https://petstore.test/v1';
+
+behaviourSuite({
+  name: 'msw',
+  async start(options) {
+    const server = createReferenceServer(options);
+    const mock = setupServer(...createHandlers(server, { baseUrl }));
+    mock.listen({ onUnhandledFrame: 'error' });
+    return { server, baseUrl, close: async () => mock.close() };
+  },
+});
+
+describe('createHandlers', () => {
+  let mock: ReturnType<typeof setupServer> | undefined;
+  afterEach(() => {
+    mock?.close();
+    mock = undefined;
+  });
+
+  it('answers only under its base URL', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    mock = setupServer(...createHandlers(server, { baseUrl: 'https://a.test/v1/' }));
+    mock.listen({ onUnhandledFrame: 'bypass' });
+    const headers = { Authorization: 'Bearer k' };
+    expect((await fetch('https://a.test/v1/pets', { headers })).status).toBe(200);
+    expect((await fetch('https://a.test/v1', { headers })).status).toBe(404);
+    await expect(fetch('https://other.test/v1/pets', { headers })).rejects.toThrow();
+  });
+
+  it('turns an injected dropped connection into a network error', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['drop'] } });
+    mock = setupServer(...createHandlers(server, { baseUrl }));
+    mock.listen({ onUnhandledFrame: 'error' });
+    await expect(fetch(`${baseUrl}/pets`, { headers: { Authorization: 'Bearer k' } })).rejects.toThrow(TypeError);
+  });
+
+  it('rejects a base URL that is not absolute', () => {
+    const server = createReferenceServer();
+    expect(() => createHandlers(server, { baseUrl: '/v1' })).toThrow(/absolute URL/);
+  });
+});

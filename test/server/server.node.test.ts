@@ -1,0 +1,121 @@
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from 'petstore-sdk/node';
+import { behaviourSuite } from './behaviour.js';
+
+behaviourSuite({
+  name: 'node:http on port 0',
+  async start(options) {
+    const running = await startReferenceServer({ port: 0, host: '127.0.0.1', ...options });
+    return { server: running.server, baseUrl: running.url, close: running.close };
+  },
+});
+
+/** A raw HTTP exchange, for what fetch will not send: HEAD bodies, broken requests, aborts. */
+function raw(url: string, text: string): Promise<string> {
+  const { port, hostname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    let out = '';
+    socket.on('data', (d) => (out += d));
+    socket.on('end', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+describe('startReferenceServer', () => {
+  let running: RunningReferenceServer | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  it('listens on a free port of 127.0.0.1 and its url ends in /v1', async () => {
+    running = await startReferenceServer({ port: 0 });
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    expect(Number(new URL(running.url).port)).toBeGreaterThan(0);
+  });
+
+  it('HEAD answers the status and headers without a body', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 3 });
+    const text = await raw(running.url, `HEAD /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    expect(text).toMatch(/^HTTP\/1\.1 200/);
+    expect(text).toMatch(/x-ratelimit-remaining: 59/i);
+    expect(text.split('\r\n\r\n')[1]).toBe('');
+  });
+
+  it('a POST with an empty body answers 400, and one with Content-Length: 0 too', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(
+      running.url,
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 400/);
+    expect(text).toContain('"code":"invalid_json"');
+  });
+
+  it('a request aborted halfway through its body is dropped and the server keeps serving', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+    const { port } = new URL(running.url);
+    await new Promise<void>((resolve) => {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/pets',
+        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json', 'Content-Length': '1000' },
+      });
+      req.on('error', () => resolve());
+      req.write('{"name":"half');
+      setImmediate(() => req.destroy());
+    });
+    const response = await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([]);
+    expect(running.server.inspect().petCount).toBe(0);
+  });
+
+  it('an absolute-form or odd request target still gets an Error record, never a crash', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(running.url, `GET * HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    expect(text).toMatch(/^HTTP\/1\.1 404/);
+    expect(text).toContain('"status":404');
+  });
+
+  it('Location names the host the client used', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const { port } = new URL(running.url);
+    const response = await fetch(`http://localhost:${port}/v1/pets`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+      body: '{"name":"a","categoryId":1}',
+    });
+    expect(response.headers.get('Location')).toBe(`http://localhost:${port}/v1/pets/1`);
+  });
+
+  it('logs each request with method, path and status, and never the API key', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { 'secret-key-123': 'free' }, onRequest: (e) => log.push(e) });
+    await fetch(`${running.url}/pets?limit=2`, { headers: { Authorization: 'Bearer secret-key-123' } });
+    await fetch(`${running.url}/pets`);
+    await expect.poll(() => log.length).toBe(2);
+    expect(log.map(({ method, path, status }) => ({ method, path, status }))).toEqual([
+      { method: 'GET', path: '/v1/pets?limit=2', status: 200 },
+      { method: 'GET', path: '/v1/pets', status: 401 },
+    ]);
+    expect(JSON.stringify(log)).not.toContain('secret-key-123');
+  });
+
+  it('a dropped connection from injected faults reaches the client as a network error', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['drop'] } });
+    await expect(fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).rejects.toThrow(TypeError);
+  });
+
+  it('close() stops listening', async () => {
+    const server = await startReferenceServer();
+    await server.close();
+    await expect(fetch(`${server.url}/pets`)).rejects.toThrow();
+  });
+});
