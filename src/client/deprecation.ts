@@ -1,0 +1,80 @@
+/**
+ * Deprecation notices: warned once per process by default, or handed to `onDeprecation` once
+ * per client and operation.
+ *
+ * @module
+ */
+import { GET_PET_SUNSET } from '../schemas/index.js';
+import { hostProcess } from './runtime.js';
+
+/** What the client reports when an operation is deprecated. */
+export interface DeprecationNotice {
+  /** The client method, such as `getPet`. */
+  operation: string;
+  /** A sentence saying what is deprecated, until when, and what to use instead. */
+  message: string;
+  /** When the operation stops working, if known. */
+  sunset?: Date;
+  /** The value of the response's `Deprecation` header, when the notice came from a response. */
+  deprecation?: string;
+  /** The value of the response's `Link` header (its successor), when the notice came from a response. */
+  link?: string;
+}
+
+/** Codes already warned about in this process, so `emitWarning` fires once per operation. */
+const warnedInProcess = new Set<string>();
+
+/** The warning code of an operation: `getPet` becomes `PETSTORE_GET_PET`. */
+export const warningCode = (operation: string): string =>
+  `PETSTORE_${operation.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+
+/** The notice for `getPet`, reported on its first call. */
+export const GET_PET_NOTICE: DeprecationNotice = Object.freeze({
+  operation: 'getPet',
+  message: `PetStoreClient.getPet() is deprecated and stops working on ${GET_PET_SUNSET.toISOString().slice(0, 10)}. Use listPets({ status }) instead.`,
+  sunset: GET_PET_SUNSET,
+});
+
+/** Builds the notice for a response that carries `Deprecation` or `Sunset`, or `undefined`. */
+export function noticeFromHeaders(operation: string, headers: Headers): DeprecationNotice | undefined {
+  const deprecation = headers.get('Deprecation') ?? undefined;
+  const sunsetText = headers.get('Sunset') ?? undefined;
+  if (deprecation === undefined && sunsetText === undefined) return undefined;
+  const sunsetDate = sunsetText === undefined ? undefined : new Date(sunsetText);
+  const sunset = sunsetDate && !Number.isNaN(sunsetDate.getTime()) ? sunsetDate : undefined;
+  const link = headers.get('Link') ?? undefined;
+  const message =
+    `The service marks PetStoreClient.${operation}() as deprecated` +
+    (sunset ? `; it stops working on ${sunset.toISOString().slice(0, 10)}` : '') +
+    (link ? `. Successor: ${link}` : '') +
+    '.';
+  return { operation, message, sunset, deprecation, link };
+}
+
+/** Warns through `process.emitWarning` (so `--no-deprecation` applies) or `console.warn`, once per process. */
+function warnOnce(notice: DeprecationNotice): void {
+  const code = warningCode(notice.operation);
+  if (warnedInProcess.has(code)) return;
+  warnedInProcess.add(code);
+  const emitWarning = hostProcess()?.emitWarning;
+  if (typeof emitWarning === 'function') emitWarning(notice.message, { type: 'DeprecationWarning', code });
+  else console.warn(`DeprecationWarning: ${notice.message}`);
+}
+
+/**
+ * Reports each operation's deprecation once per client to `onDeprecation`, or, without it,
+ * once per process through the default warning.
+ */
+export class DeprecationReporter {
+  #reported = new Set<string>();
+
+  constructor(private readonly onDeprecation: ((notice: DeprecationNotice) => void) | undefined) {}
+
+  /** Reports `notice` unless its operation was already reported by this client. */
+  report(notice: DeprecationNotice | undefined): void {
+    if (!notice || this.#reported.has(notice.operation)) return;
+    this.#reported.add(notice.operation);
+    if (this.onDeprecation) this.onDeprecation(notice);
+    else warnOnce(notice);
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The Animal Store SDK: {@link PetStoreClient}, its errors, and the API's types.
+ *
+ * The reference server (`petstore-sdk/server`), its msw handlers (`petstore-sdk/msw`) and the
+ * node:http adapter (`petstore-sdk/node`) are separate entry points.
+ *
+ * @module petstore-sdk
+ */
+export { PetStoreClient } from './client/client.js';
+export type { ApiResponse, WithResponse } from './client/client.js';
+export { DEFAULTS } from './client/options.js';
+export type { ClientOptions, Fetch, RequestOptions } from './client/options.js';
+export {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConnectionError,
+  InternalServerError,
+  NotFoundError,
+  PetStoreError,
+  RateLimitError,
+  ResponseValidationError,
+  TimeoutError,
+  ValidationError,
+} from './client/errors.js';
+export type { ApiErrorInit } from './client/errors.js';
+export type { RateLimitState, RateLimitStore } from './client/rate-limit.js';
+export type { DeprecationNotice } from './client/deprecation.js';
+export { PET_STATUSES, PetSchema, NewPetSchema, PetStatusSchema, LIST_LIMIT } from './schemas/index.js';
+export type { ListPetsQuery, NewPet, Pet, PetStatus, ValidationIssue, ErrorRecord } from './schemas/index.js';
+// RateLimitGate, the retry rules and the deprecation reporter are internal on purpose: their
+// behaviour is documented on the options; their shape may change.

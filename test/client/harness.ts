@@ -1,0 +1,58 @@
+/**
+ * Shared set-up of the client tests: the reference server behind msw handlers, as users wire it.
+ */
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
+import { PetStoreClient, type ClientOptions } from 'petstore-sdk';
+import { createHandlers } from 'petstore-sdk/msw';
+import { createReferenceServer, type ReferenceServerOptions } from 'petstore-sdk/server';
+
+export const BASE_URL = 'https://petstore.test/v1';
+
+/** 2026-06-01T00:00:10Z: ten seconds into a clock-aligned minute, well before getPet's sunset. */
+export const START = Date.UTC(2026, 5, 1, 0, 0, 10);
+
+export const KEYS = { 'key-free': 'free', 'key-pro': 'pro', 'key-ent': { perMinute: 5, perDay: 100 } } as const;
+
+/**
+ * Starts msw over a reference server for the file's tests, resets it after each, and gives a
+ * client factory. Fake timers are on (at {@link START}) so every wait is driven by the test.
+ */
+export function useReferenceServer(options: ReferenceServerOptions = {}) {
+  const server = createReferenceServer({ apiKeys: { ...KEYS }, pets: 10, ...options });
+  const mock = setupServer(...createHandlers(server, { baseUrl: BASE_URL }));
+  beforeAll(() => mock.listen({ onUnhandledFrame: 'error' }));
+  beforeEach(() => {
+    vi.useFakeTimers({ now: START });
+  });
+  afterEach(() => {
+    mock.resetHandlers();
+    server.reset();
+    vi.useRealTimers();
+  });
+  afterAll(() => mock.close());
+  const client = (overrides: ClientOptions = {}) =>
+    new PetStoreClient({ apiKey: 'key-pro', baseUrl: BASE_URL, ...overrides });
+  return { server, mock, client };
+}
+
+/**
+ * Advances fake time in bounded steps until `promise` settles, and returns how it settled.
+ * Bounded so a hang fails the test instead of spinning forever.
+ */
+export async function settle<T>(promise: Promise<T>, { stepMs = 100, maxSteps = 10_000 } = {}) {
+  let outcome: { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: unknown } | undefined;
+  promise.then(
+    (value) => void (outcome = { status: 'fulfilled', value }),
+    (reason: unknown) => void (outcome = { status: 'rejected', reason }),
+  );
+  for (let step = 0; outcome === undefined && step < maxSteps; step++) await vi.advanceTimersByTimeAsync(stepMs);
+  if (outcome === undefined) throw new Error(`did not settle within ${(stepMs * maxSteps) / 1000} s of fake time`);
+  return outcome;
+}
+
+/** Like {@link settle}, but resolves to the value or the rejection reason (for `expect(...).toBeInstanceOf`). */
+export async function run<T>(promise: Promise<T>): Promise<T | unknown> {
+  const outcome = await settle(promise);
+  return outcome.status === 'fulfilled' ? outcome.value : outcome.reason;
+}

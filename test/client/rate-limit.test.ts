@@ -1,0 +1,104 @@
+import { describe, expect, it, vi } from 'vitest';
+import { RateLimitError, type RateLimitState } from 'petstore-sdk';
+import { settle, START, useReferenceServer } from './harness.js';
+
+const { server, client } = useReferenceServer();
+
+describe('coordinated rate limiting', () => {
+  it('storm: 200 concurrent calls on a Free-plan key all settle, none is sent inside a Retry-After window, and the key is not banned', async () => {
+    const free = client({ apiKey: 'key-free' });
+    const calls = Array.from({ length: 200 }, () => free.listPets({ limit: 1 }));
+    const outcomes = await settle(Promise.allSettled(calls), { stepMs: 1_000, maxSteps: 600 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    const results = outcomes.value;
+    const served = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r) => r.status === 'rejected');
+    // 60 per minute: one window now and two more reached within maxRetries (2) waits of at most
+    // maxRetryDelay (60 s) each; the rest are refused without being sent.
+    expect(served).toHaveLength(180);
+    expect(refused).toHaveLength(20);
+    for (const r of refused) expect(r.reason).toBeInstanceOf(RateLimitError);
+    const stats = server.inspect().keys['key-free']!;
+    expect(stats).toEqual({ requests: 180, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {
+    const ent = client({ apiKey: 'key-ent', throttle: false });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    const retrying = ent.listPets({ limit: 1 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(server.inspect().keys['key-ent']!.rateLimited).toBe(1);
+    expect(ent.rateLimit.getSnapshot()?.blockedUntil?.getTime()).toBeGreaterThanOrEqual(START - 10_000 + 60_000);
+    const fresh = Array.from({ length: 10 }, () => ent.listPets({ limit: 1 }));
+    const outcome = await settle(Promise.allSettled([retrying, ...fresh]), { stepMs: 1_000, maxSteps: 200 });
+    if (outcome.status !== 'fulfilled') throw new Error('did not settle');
+    expect(outcome.value.filter((r) => r.status === 'fulfilled').length).toBeGreaterThanOrEqual(5);
+    expect(server.inspect().keys['key-ent']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('throttle: once the budget is spent, a call waits for the reset instead of spending a request on a 429', async () => {
+    const ent = client({ apiKey: 'key-ent' });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    expect(ent.rateLimit.getSnapshot()?.remaining).toBe(0);
+    const outcome = await settle(ent.listPets({ limit: 1 }));
+    expect(outcome.status).toBe('fulfilled');
+    expect(Date.now()).toBeGreaterThanOrEqual(START - 10_000 + 60_000);
+    expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 6, rateLimited: 0 });
+  });
+
+  it('throttle: a wait for the reset longer than maxRetryDelay throws RateLimitError without sending', async () => {
+    const ent = client({ apiKey: 'key-ent', maxRetryDelay: 10_000 });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    const outcome = await settle(ent.listPets({ limit: 1 }));
+    expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(RateLimitError);
+    expect((outcome as { reason: RateLimitError }).reason.retryAfterMs).toBeGreaterThan(45_000);
+    expect(server.inspect().keys['key-ent']!.requests).toBe(5);
+  });
+
+  it('throttle: a reset time in the past never blocks', async () => {
+    const ent = client({ apiKey: 'key-ent', maxRetryDelay: 0 });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    vi.setSystemTime(START + 60_000);
+    const outcome = await settle(ent.listPets({ limit: 1 }));
+    expect(outcome.status).toBe('fulfilled');
+  });
+
+  it('the signal cancels a wait in the gate: the call rejects with its reason and nothing more is sent', async () => {
+    const ent = client({ apiKey: 'key-ent' });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    const controller = new AbortController();
+    const call = settle(ent.listPets({ limit: 1 }, { signal: controller.signal }), { stepMs: 1_000, maxSteps: 5 }).catch(() => undefined);
+    await vi.advanceTimersByTimeAsync(2_000);
+    const reason = new Error('user gave up');
+    controller.abort(reason);
+    const outcome = await settle(call as Promise<unknown>);
+    expect(outcome).toEqual({ status: 'fulfilled', value: { status: 'rejected', reason } });
+    expect(server.inspect().keys['key-ent']!.requests).toBe(5);
+  });
+
+  it('rateLimit.getSnapshot returns the same frozen object until a response changes it', async () => {
+    const pro = client();
+    expect(pro.rateLimit.getSnapshot()).toBeUndefined();
+    await settle(pro.listPets());
+    const first = pro.rateLimit.getSnapshot();
+    expect(first).toEqual({ limit: 300, remaining: 299, resetAt: new Date(START - 10_000 + 60_000) });
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(pro.rateLimit.getSnapshot()).toBe(first);
+    await settle(pro.listPets());
+    expect(pro.rateLimit.getSnapshot()).not.toBe(first);
+    expect(pro.rateLimit.getSnapshot()?.remaining).toBe(298);
+  });
+
+  it('rateLimit.subscribe works unbound, calls the listener on each change, and its return value unsubscribes', async () => {
+    const pro = client();
+    const { subscribe, getSnapshot } = pro.rateLimit;
+    const seen: (RateLimitState | undefined)[] = [];
+    const stop = subscribe((state) => seen.push(state));
+    await settle(pro.listPets());
+    await settle(pro.listPets());
+    stop();
+    await settle(pro.listPets());
+    expect(seen.map((s) => s?.remaining)).toEqual([299, 298]);
+    expect(getSnapshot()?.remaining).toBe(297);
+  });
+});
