@@ -1,0 +1,85 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// The CLI as users run it: the built bin, in a child process (npm test builds first).
+const BIN = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+function run(args: string[]) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: 'pipe' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const waitFor = async (pattern: RegExp): Promise<RegExpMatchArray> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const match = stdout.match(pattern);
+      if (match) return match;
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in output:\n${stdout}\n${stderr}`);
+      await once(child.stdout, 'data').catch(() => {});
+    }
+  };
+  const exit = async () => (child.exitCode !== null ? child.exitCode : (await once(child, 'exit'))[0]);
+  return { child, waitFor, exit, out: () => stdout, err: () => stderr };
+}
+
+describe('petstore-server CLI', () => {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  afterEach(() => {
+    if (child?.exitCode === null) child.kill('SIGKILL');
+  });
+
+  it('serves the API on the chosen port with the given keys and seed, logs each request, and exits 0 on SIGTERM', async () => {
+    const cli = run(['--port', '0', '--key', 'cli-key:pro', '--seed', '3']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/);
+    const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer cli-key' } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toHaveLength(3);
+    expect(response.headers.get('X-RateLimit-Limit')).toBe('300');
+    await cli.waitFor(/GET \/v1\/pets 200 \d+\.\dms/);
+    expect(cli.out()).not.toContain('cli-key');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('exits 0 on SIGINT too', async () => {
+    const cli = run(['--port', '0', '--quiet']);
+    child = cli.child;
+    await cli.waitFor(/API key: petstore-demo-key \(Free plan\)/);
+    cli.child.kill('SIGINT');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('accepts a custom Enterprise quota as KEY:enterprise:PER_MINUTE:PER_DAY', async () => {
+    const cli = run(['--port', '0', '--key', 'big:enterprise:5000:900000']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer big' } });
+    expect(response.headers.get('X-RateLimit-Limit')).toBe('5000');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('--help prints the usage and exits 0', async () => {
+    const cli = run(['--help']);
+    expect(await cli.exit()).toBe(0);
+    expect(cli.out()).toContain('Usage: petstore-server [options]');
+    expect(cli.out()).toContain('--key KEY[:PLAN]');
+  });
+
+  it.each([
+    [['--port', 'abc'], /--port must be a whole number/],
+    [['--key', 'k:gold'], /unknown plan "gold"/],
+    [['--key', 'k:enterprise'], /needs a quota/],
+    [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
+    [['--nope'], /Unknown option/],
+  ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
+    const cli = run(args);
+    expect(await cli.exit()).toBe(2);
+    expect(cli.err()).toMatch(message);
+    expect(cli.err()).toContain('--help');
+  });
+});
