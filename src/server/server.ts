@@ -5,10 +5,9 @@ import {
   ListPetsQuerySchema,
   NewPetSchema,
   PET_STATUSES,
-  type PetStatus,
 } from '../schemas/index.js';
 import { createFaultPlanner, InjectedFault, truncate } from './faults.js';
-import { empty, error, json, MAX_BODY_BYTES, readText, withRateLimit } from './http.js';
+import { empty, error, json, readText, withRateLimit } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -281,6 +280,3 @@ function decodeSafe(text: string): string {
     return text;
   }
 }
-
-export { MAX_BODY_BYTES };
-export type { PetStatus };
