@@ -1,0 +1,97 @@
+import { inspect } from 'node:util';
+import { http, HttpResponse } from 'msw';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AuthenticationError, ConnectionError, DEFAULTS, PetStoreClient, ValidationError } from 'petstore-sdk';
+import { createHandlers } from 'petstore-sdk/msw';
+import { BASE_URL, run, useReferenceServer } from './harness.js';
+
+const { server, mock, client } = useReferenceServer();
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+/** A fetch that records each request's headers, then lets msw answer it. */
+function recordingFetch() {
+  const seen: Headers[] = [];
+  const fetch = (request: Request) => {
+    seen.push(new Headers(request.headers));
+    return globalThis.fetch(request);
+  };
+  return { seen, fetch };
+}
+
+describe('configuration', () => {
+  it('the documented defaults are 2 retries, 30 s per attempt, 60 s max retry delay and throttle on', () => {
+    expect(DEFAULTS).toEqual({ maxRetries: 2, timeout: 30_000, maxRetryDelay: 60_000, throttle: true });
+    expect(client().toJSON()).toMatchObject(DEFAULTS);
+  });
+
+  it('a missing API key throws ValidationError at construction, saying to pass apiKey or set PETSTORE_API_KEY', () => {
+    vi.stubEnv('PETSTORE_API_KEY', '');
+    expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(ValidationError);
+    expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/PETSTORE_API_KEY/);
+  });
+
+  it('a base URL whose path does not end in /v1 throws ValidationError that shows the expected form', () => {
+    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test/v2' })).toThrow(ValidationError);
+    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test' })).toThrow(/must end in the version segment \/v1/);
+    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'petstore.test/v1' })).toThrow(/not an absolute URL/);
+  });
+
+  it('an invalid numeric option throws ValidationError that names it', () => {
+    expect(() => client({ maxRetries: -1 })).toThrow(/maxRetries must be at least 0/);
+    expect(() => client({ timeout: 0 })).toThrow(/timeout must be greater than 0/);
+  });
+
+  it('apiKey and baseUrl fall back to PETSTORE_API_KEY and PETSTORE_BASE_URL', async () => {
+    vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
+    vi.stubEnv('PETSTORE_BASE_URL', BASE_URL);
+    const pets = await run(new PetStoreClient().listPets({ limit: 2 }));
+    expect(pets).toHaveLength(2);
+  });
+
+  it('staging is just another base URL', async () => {
+    const staging = 'https://staging.petstore.test/v1';
+    mock.use(...createHandlers(server, { baseUrl: staging }));
+    const pets = await run(client({ baseUrl: `${staging}/` }).listPets({ limit: 1 }));
+    expect(pets).toHaveLength(1);
+  });
+
+  it('every request carries Authorization: Bearer <key>, which the headers option cannot override', async () => {
+    const { seen, fetch } = recordingFetch();
+    const c = client({ fetch, headers: { Authorization: 'Bearer other', 'X-Trace': 'a' } });
+    await run(c.listPets());
+    await run(c.listOrders({ headers: { 'X-Trace': 'b' } }));
+    expect(seen.map((h) => h.get('Authorization'))).toEqual(['Bearer key-pro', 'Bearer key-pro']);
+    expect(seen.map((h) => h.get('X-Trace'))).toEqual(['a', 'b']);
+  });
+});
+
+describe('the API key never leaks', () => {
+  const secret = 'key-pro';
+
+  it('JSON.stringify, String and util.inspect of the client redact the key', () => {
+    const c = client();
+    for (const text of [JSON.stringify(c), String(c), `${c}`, inspect(c, { depth: 10, showHidden: true })]) {
+      expect(text).not.toContain(secret);
+      expect(text).toContain('[redacted]');
+    }
+  });
+
+  it('an API error holds neither the key nor the request: message, JSON and inspect are clean', async () => {
+    const error = await run(client({ apiKey: 'key-wrong' }).listPets());
+    expect(error).toBeInstanceOf(AuthenticationError);
+    for (const text of [(error as Error).message, JSON.stringify(error), inspect(error, { depth: 10, showHidden: true })]) {
+      expect(text).not.toContain('key-wrong');
+    }
+  });
+
+  it('a connection error keeps only the transport cause, not ky\'s request with its headers', async () => {
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.error()));
+    const error = await run(client({ maxRetries: 0 }).listPets());
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(secret);
+    expect(JSON.stringify(error)).not.toContain(secret);
+  });
+});

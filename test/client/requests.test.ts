@@ -1,0 +1,150 @@
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  InternalServerError,
+  NotFoundError,
+  PetStoreError,
+  RateLimitError,
+  ResponseValidationError,
+  ValidationError,
+} from 'petstore-sdk';
+import { BASE_URL, run, useReferenceServer } from './harness.js';
+
+const { server, mock, client } = useReferenceServer();
+
+/** Requests the server has seen from the test key. */
+const sent = () => server.inspect().keys['key-pro']?.requests ?? 0;
+
+describe('arguments are checked before anything is sent', () => {
+  it('listPets: a limit outside 1–100 is a ValidationError naming limit, and nothing is sent', async () => {
+    const error = await run(client().listPets({ limit: 0 }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues[0]?.path).toEqual(['limit']);
+    expect((error as ValidationError).message).toMatch(/limit must be at least 1/);
+    expect(await run(client().listPets({ limit: 2.5 }))).toBeInstanceOf(ValidationError);
+    expect(sent()).toBe(0);
+  });
+
+  it('listPets: a status outside the enum is a ValidationError listing the allowed values', async () => {
+    const error = await run(client().listPets({ status: 'lost' as 'sold' }));
+    expect((error as ValidationError).message).toMatch(/status must be one of "available", "pending", "sold"/);
+    expect(sent()).toBe(0);
+  });
+
+  it('createPet: a missing name or a non-integer categoryId is a ValidationError, and no pet is created', async () => {
+    const error = await run(client().createPet({ categoryId: 1.5 } as never));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues.map((i) => i.path.join('.'))).toEqual(['name', 'categoryId']);
+    expect(server.inspect().petCount).toBe(10);
+    expect(sent()).toBe(0);
+  });
+
+  it('getPet: an id that is not a positive safe integer is a ValidationError', async () => {
+    expect(await run(client().getPet(2 ** 53))).toBeInstanceOf(ValidationError);
+    expect(await run(client().getPet(0))).toBeInstanceOf(ValidationError);
+    expect(sent()).toBe(0);
+  });
+});
+
+describe('responses', () => {
+  it('listPets: returns the parsed pets, filtered by status', async () => {
+    const pets = await run(client().listPets({ status: 'sold', limit: 100 }));
+    expect(pets).toEqual(expect.arrayContaining([expect.objectContaining({ status: 'sold' })]));
+    expect((pets as { status?: string }[]).every((p) => p.status === 'sold')).toBe(true);
+  });
+
+  it('createPet: returns the created pet with its assigned id', async () => {
+    const pet = await run(client().createPet({ name: 'Rex', categoryId: 3, status: 'available' }));
+    expect(pet).toEqual({ id: 11, name: 'Rex', categoryId: 3, status: 'available' });
+    expect(server.inspect().petCount).toBe(11);
+  });
+
+  it('listOrders: returns the orders array', async () => {
+    expect(await run(client().listOrders())).toEqual([]);
+  });
+
+  it('withResponse: gives the status and headers along with the data', async () => {
+    const result = await run(client().withResponse.createPet({ name: 'Rex', categoryId: 1 }));
+    const { data, response } = result as { data: { id: number }; response: Response };
+    expect(response.status).toBe(201);
+    expect(response.headers.get('Location')).toBe(`${BASE_URL}/pets/${data.id}`);
+    expect(response.headers.get('X-RateLimit-Remaining')).toBe('299');
+  });
+
+  it('an id beyond 2^53 is a ResponseValidationError with the raw body, never a rounded id', async () => {
+    const body = '[{"id":9007199254740993,"name":"Big","categoryId":1}]';
+    mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(body, { headers: { 'Content-Type': 'application/json' } })));
+    const error = await run(client().listPets());
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect((error as ResponseValidationError).issues[0]?.path).toEqual([0, 'id']);
+    expect((error as ResponseValidationError).message).toMatch(/0\.id must be at most 9007199254740991/);
+    expect((error as ResponseValidationError).body).toEqual(JSON.parse(body));
+  });
+
+  it('a body that is not JSON is a ResponseValidationError holding the text', async () => {
+    mock.use(http.get(`${BASE_URL}/store/orders`, () => HttpResponse.text('<html>oops</html>')));
+    const error = await run(client().listOrders());
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect((error as ResponseValidationError).body).toBe('<html>oops</html>');
+  });
+});
+
+describe('errors', () => {
+  it('401: AuthenticationError with the Error record and the WWW-Authenticate header', async () => {
+    const error = (await run(client({ apiKey: 'nope' }).listPets())) as AuthenticationError;
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(PetStoreError);
+    expect(error).toMatchObject({ name: 'AuthenticationError', status: 401, code: 'invalid_api_key' });
+    expect(error.headers.get('WWW-Authenticate')).toMatch(/^Bearer/);
+    expect(error.body).toMatchObject({ code: 'invalid_api_key', status: 401 });
+  });
+
+  it('404: getPet of an unknown id is a NotFoundError', async () => {
+    const error = await run(client({ onDeprecation: () => {} }).getPet(999));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('400: a body the server rejects is a BadRequestError with the server\'s message', async () => {
+    // The client checks NewPet itself, so the 400 is provoked by sending the server an empty body.
+    mock.use(
+      http.post(`${BASE_URL}/pets`, ({ request }) =>
+        server.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: '{}' })),
+      ),
+    );
+    const error = await run(client().createPet({ name: 'Rex', categoryId: 1 }));
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error).toMatchObject({ status: 400, code: 'invalid_body', message: expect.stringMatching(/name is required/) });
+  });
+
+  it('a bare 429 from a proxy, without an Error record, is still a RateLimitError', async () => {
+    mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429 })));
+    const error = await run(client({ maxRetries: 0 }).listPets());
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ status: 429, code: 'rate_limited', body: '' });
+  });
+
+  it('a bare 502 with an HTML body is an InternalServerError', async () => {
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
+    const error = await run(client({ maxRetries: 0 }).listPets());
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error).toMatchObject({ status: 502, code: 'http_502', body: '<h1>Bad Gateway</h1>' });
+  });
+
+  it('ApiError.generate picks the class for each status', () => {
+    const make = (status: number) => ApiError.generate({ status, headers: new Headers(), body: undefined });
+    expect([400, 401, 404, 429, 500, 503, 418].map((s) => make(s).name)).toEqual([
+      'BadRequestError',
+      'AuthenticationError',
+      'NotFoundError',
+      'RateLimitError',
+      'InternalServerError',
+      'InternalServerError',
+      'ApiError',
+    ]);
+  });
+});

@@ -1,0 +1,173 @@
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it, vi } from 'vitest';
+import { ConnectionError, InternalServerError, RateLimitError, TimeoutError } from 'petstore-sdk';
+import { BASE_URL, run, settle, useReferenceServer } from './harness.js';
+
+const { server, mock, client } = useReferenceServer();
+
+/** A handler that answers with `fault` for the first `times` requests, then lets the server answer. */
+function failing(method: 'get' | 'post', path: string, times: number, fault: (request: Request) => Response | Promise<Response>) {
+  const calls = { count: 0 };
+  mock.use(
+    http[method](`${BASE_URL}${path}`, ({ request }) => {
+      calls.count++;
+      return calls.count <= times ? fault(request) : server.fetch(request);
+    }),
+  );
+  return calls;
+}
+
+const serverError = () => HttpResponse.json({ code: 'internal_error', message: 'boom', status: 500 }, { status: 500 });
+
+describe('retries', () => {
+  it('listPets: a 503 is retried with backoff and the call succeeds', async () => {
+    const calls = failing('get', '/pets', 1, () => new HttpResponse(null, { status: 503 }));
+    const pets = await run(client().listPets({ limit: 1 }));
+    expect(pets).toHaveLength(1);
+    expect(calls.count).toBe(2);
+  });
+
+  it('listPets: 5xx is retried maxRetries times, then InternalServerError is thrown', async () => {
+    const calls = failing('get', '/pets', 10, serverError);
+    expect(await run(client({ maxRetries: 3 }).listPets())).toBeInstanceOf(InternalServerError);
+    expect(calls.count).toBe(4);
+  });
+
+  it('listPets: a 408 is retried, honouring Retry-After', async () => {
+    const calls = failing('get', '/pets', 1, () => new HttpResponse(null, { status: 408, headers: { 'Retry-After': '5' } }));
+    const started = Date.now();
+    expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
+    expect(calls.count).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('backoff uses full jitter from a 0.5 s base: with Math.random at 0.999 the first retry waits just under 0.5 s', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    const calls = failing('get', '/pets', 1, serverError);
+    const call = client().listPets({ limit: 1 });
+    await vi.advanceTimersByTimeAsync(400);
+    expect(calls.count).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(calls.count).toBe(2);
+    expect(await run(call)).toHaveLength(1);
+  });
+
+  it('listPets: a network error is retried, and ConnectionError is thrown when retries run out', async () => {
+    const calls = failing('get', '/pets', 10, () => HttpResponse.error());
+    expect(await run(client({ maxRetries: 1 }).listPets())).toBeInstanceOf(ConnectionError);
+    expect(calls.count).toBe(2);
+  });
+
+  it('createPet: a 500 is never retried, so no duplicate pet is created', async () => {
+    // The server acts on the request, then the answer is lost to a 500.
+    const calls = failing('post', '/pets', 1, async (request) => {
+      await server.fetch(request);
+      return serverError();
+    });
+    expect(await run(client().createPet({ name: 'Rex', categoryId: 1 }))).toBeInstanceOf(InternalServerError);
+    expect(calls.count).toBe(1);
+    expect(server.inspect().petCount).toBe(11);
+  });
+
+  it('createPet: a network error after sending is never retried, so no duplicate pet is created', async () => {
+    const calls = failing('post', '/pets', 1, async (request) => {
+      await server.fetch(request);
+      return HttpResponse.error();
+    });
+    expect(await run(client().createPet({ name: 'Rex', categoryId: 1 }))).toBeInstanceOf(ConnectionError);
+    expect(calls.count).toBe(1);
+    expect(server.inspect().petCount).toBe(11);
+  });
+
+  it('createPet: a 429 is retried after Retry-After, since the server did not act on it', async () => {
+    const calls = failing('post', '/pets', 1, () => new HttpResponse(null, { status: 429, headers: { 'Retry-After': '2' } }));
+    const started = Date.now();
+    expect(await run(client().createPet({ name: 'Rex', categoryId: 1 }))).toMatchObject({ id: 11 });
+    expect(calls.count).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(server.inspect().petCount).toBe(11);
+  });
+
+  it('a 429 whose Retry-After is an HTTP-date waits until that date', async () => {
+    const until = new Date(Date.now() + 7_000).toUTCString();
+    const calls = failing('get', '/pets', 1, () => new HttpResponse(null, { status: 429, headers: { 'Retry-After': until } }));
+    expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
+    expect(calls.count).toBe(2);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(until));
+  });
+
+  it('a 429 without Retry-After waits until X-RateLimit-Reset', async () => {
+    const reset = Math.ceil(Date.now() / 1000) + 9;
+    const calls = failing('get', '/pets', 1, () =>
+      new HttpResponse(null, { status: 429, headers: { 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(reset) } }),
+    );
+    expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
+    expect(calls.count).toBe(2);
+    expect(Date.now()).toBeGreaterThanOrEqual(reset * 1000);
+  });
+
+  it('a 429 whose wait exceeds maxRetryDelay (a ban) throws RateLimitError at once, without waiting', async () => {
+    const calls = failing('get', '/pets', 10, () =>
+      HttpResponse.json({ code: 'api_key_banned', message: 'banned', status: 429 }, { status: 429, headers: { 'Retry-After': '900' } }),
+    );
+    const started = Date.now();
+    const error = await run(client().listPets());
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ code: 'api_key_banned', retryAfterMs: 900_000 });
+    expect(calls.count).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('timeouts and cancellation', () => {
+  const hang = () => new Promise<Response>(() => {});
+
+  it('an attempt that takes longer than timeout fails with TimeoutError; GETs retry it', async () => {
+    const calls = failing('get', '/pets', 1, hang);
+    const started = Date.now();
+    expect(await run(client({ timeout: 1_000 }).listPets({ limit: 1 }))).toHaveLength(1);
+    expect(calls.count).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('TimeoutError is a ConnectionError, thrown when retries run out; the per-call timeout wins', async () => {
+    failing('get', '/pets', 10, hang);
+    const error = await run(client({ timeout: 60_000 }).listPets({}, { timeout: 500, maxRetries: 0 }));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(Date.now()).toBeLessThan(Date.UTC(2026, 5, 1, 0, 0, 12));
+  });
+
+  it('createPet: a timeout is never retried', async () => {
+    const calls = failing('post', '/pets', 10, hang);
+    expect(await run(client({ timeout: 1_000 }).createPet({ name: 'Rex', categoryId: 1 }))).toBeInstanceOf(TimeoutError);
+    expect(calls.count).toBe(1);
+  });
+
+  it('aborting a request in flight rejects with the signal\'s reason', async () => {
+    failing('get', '/pets', 10, hang);
+    const controller = new AbortController();
+    const call = settle(client().listPets({}, { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(100);
+    const reason = new Error('navigated away');
+    controller.abort(reason);
+    expect(await call).toEqual({ status: 'rejected', reason });
+  });
+
+  it('aborting during a retry backoff rejects with the reason and sends nothing more', async () => {
+    const calls = failing('get', '/pets', 10, () => new HttpResponse(null, { status: 503, headers: { 'Retry-After': '30' } }));
+    const controller = new AbortController();
+    const call = settle(client().listPets({}, { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(1_000);
+    controller.abort();
+    const outcome = await call;
+    expect(outcome.status === 'rejected' && (outcome.reason as Error).name).toBe('AbortError');
+    expect(calls.count).toBe(1);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const reason = new Error('too late');
+    expect(await run(client().listPets({}, { signal: AbortSignal.abort(reason) }))).toBe(reason);
+    expect(server.inspect().keys['key-pro']).toBeUndefined();
+  });
+});
