@@ -1,0 +1,45 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  ApiError,
+  PetStoreClient,
+  RateLimitError,
+  type ApiResponse,
+  type NewPet,
+  type Pet,
+  type PetStatus,
+  type RateLimitState,
+} from 'petstore-sdk';
+
+declare const client: PetStoreClient;
+
+describe('PetStoreClient types', () => {
+  it('operations resolve to the API types', () => {
+    expectTypeOf(client.listPets).returns.resolves.toEqualTypeOf<Pet[]>();
+    expectTypeOf(client.createPet).returns.resolves.toEqualTypeOf<Pet>();
+    expectTypeOf(client.getPet).returns.resolves.toEqualTypeOf<Pet>();
+    expectTypeOf(client.listOrders).returns.resolves.toEqualTypeOf<unknown[]>();
+  });
+
+  it('withResponse resolves to the data with the Response', () => {
+    expectTypeOf(client.withResponse.createPet).returns.resolves.toEqualTypeOf<ApiResponse<Pet>>();
+    expectTypeOf<ApiResponse<Pet>['response']>().toEqualTypeOf<Response>();
+  });
+
+  it('arguments are typed: status is the enum, NewPet has no id', () => {
+    expectTypeOf(client.listPets).parameter(0).toEqualTypeOf<{ limit?: number; status?: PetStatus } | undefined>();
+    expectTypeOf<PetStatus>().toEqualTypeOf<'available' | 'pending' | 'sold'>();
+    // @ts-expect-error status must be one of the enum
+    void client.listPets({ status: 'lost' });
+    // @ts-expect-error NewPet has no id
+    void client.createPet({ id: 1, name: 'Rex', categoryId: 1 } satisfies NewPet);
+  });
+
+  it('rate-limit state and errors carry their documented fields', () => {
+    expectTypeOf(client.rateLimit.getSnapshot).returns.toEqualTypeOf<RateLimitState | undefined>();
+    expectTypeOf(client.rateLimit.subscribe).returns.toEqualTypeOf<() => void>();
+    expectTypeOf<RateLimitState['resetAt']>().toEqualTypeOf<Date>();
+    expectTypeOf<RateLimitError['retryAfterMs']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<RateLimitError>().toExtend<ApiError>();
+    expectTypeOf<ApiError['headers']>().toEqualTypeOf<Headers>();
+  });
+});

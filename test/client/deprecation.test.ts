@@ -1,0 +1,77 @@
+import { http } from 'msw';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { DeprecationNotice } from 'petstore-sdk';
+import { BASE_URL, run, useReferenceServer } from './harness.js';
+
+const { server, mock, client } = useReferenceServer();
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Prepends a handler that adds deprecation headers to the server's answers on `path`. */
+function deprecate(path: string) {
+  mock.use(
+    http.get(`${BASE_URL}${path}`, async ({ request }) => {
+      const response = await server.fetch(request);
+      response.headers.set('Deprecation', '@1767225600');
+      response.headers.set('Sunset', 'Wed, 01 Jan 2031 00:00:00 GMT');
+      return response;
+    }),
+  );
+}
+
+describe('deprecation', () => {
+  // Runs first in this file: the default warning is once per process.
+  it('getPet: the first call warns once per process through process.emitWarning with code PETSTORE_GET_PET', async () => {
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    await run(client().getPet(1));
+    await run(client().getPet(2));
+    expect(emitWarning).toHaveBeenCalledTimes(1);
+    expect(emitWarning).toHaveBeenCalledWith(expect.stringMatching(/2030-12-05.*listPets\(\{ status \}\)/), {
+      type: 'DeprecationWarning',
+      code: 'PETSTORE_GET_PET',
+    });
+  });
+
+  it('onDeprecation replaces the default warning and is called once per client and operation', async () => {
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const notices: DeprecationNotice[] = [];
+    const c = client({ onDeprecation: (notice) => notices.push(notice) });
+    expect(await run(c.getPet(1))).toMatchObject({ id: 1 });
+    await run(c.getPet(2));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ operation: 'getPet', sunset: new Date('2030-12-05T00:00:00Z') });
+    const other: DeprecationNotice[] = [];
+    await run(client({ onDeprecation: (notice) => other.push(notice) }).getPet(1));
+    expect(other).toHaveLength(1);
+    expect(emitWarning).not.toHaveBeenCalled();
+  });
+
+  it('Deprecation and Sunset headers on any operation are reported once per operation', async () => {
+    deprecate('/pets');
+    const notices: DeprecationNotice[] = [];
+    const c = client({ onDeprecation: (notice) => notices.push(notice) });
+    await run(c.listPets());
+    await run(c.listPets());
+    await run(c.listOrders());
+    expect(notices).toEqual([
+      expect.objectContaining({ operation: 'listPets', deprecation: '@1767225600', sunset: new Date('2031-01-01T00:00:00Z') }),
+    ]);
+  });
+
+  it('without process.emitWarning (a browser), the default warning goes to console.warn, once', async () => {
+    deprecate('/store/orders');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const emitWarning = process.emitWarning;
+    (process as { emitWarning?: unknown }).emitWarning = undefined;
+    try {
+      await run(client().listOrders());
+      await run(client().listOrders());
+    } finally {
+      process.emitWarning = emitWarning;
+    }
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^DeprecationWarning: .*listOrders\(\).*2031-01-01/));
+  });
+});
