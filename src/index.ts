@@ -26,7 +26,8 @@ export {
 export type { ApiErrorInit } from './client/errors.js';
 export type { RateLimitState, RateLimitStore } from './client/rate-limit.js';
 export type { DeprecationNotice } from './client/deprecation.js';
-export { PET_STATUSES, PetSchema, NewPetSchema, PetStatusSchema, LIST_LIMIT } from './schemas/index.js';
+export { LIST_LIMIT, PET_STATUSES } from './schemas/index.js';
 export type { ListPetsQuery, NewPet, Pet, PetStatus, ValidationIssue, ErrorRecord } from './schemas/index.js';
-// RateLimitGate, the retry rules and the deprecation reporter are internal on purpose: their
-// behaviour is documented on the options; their shape may change.
+// Internal on purpose: RateLimitGate, the retry rules and the deprecation reporter (their
+// behaviour is documented on the options; their shape may change), and the zod schemas (the
+// client validates with them; exporting them would make zod's types part of our API).

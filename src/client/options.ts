@@ -79,9 +79,13 @@ export interface RequestOptions {
 
 /** The defaults of {@link ClientOptions}; no default is repeated elsewhere. */
 export const DEFAULTS = Object.freeze({
+  /** Retries per call. */
   maxRetries: 2,
+  /** Per-attempt timeout: 30 s. */
   timeout: 30_000,
+  /** The longest single wait before a retry or for a rate-limit window: 60 s. */
   maxRetryDelay: 60_000,
+  /** Hold requests back once the known budget is spent. */
   throttle: true,
 });
 
