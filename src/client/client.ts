@@ -131,7 +131,7 @@ export class PetStoreClient {
     this.#deprecations = new DeprecationReporter(this.#options.onDeprecation);
     this.rateLimit = { getSnapshot: this.#gate.getSnapshot, subscribe: this.#gate.subscribe };
     this.withResponse = Object.freeze({
-      listPets: (query?: ListPetsQuery, options?: RequestOptions) =>
+      listPets: async (query?: ListPetsQuery, options?: RequestOptions) =>
         this.#call(
           {
             name: 'listPets',
@@ -142,17 +142,17 @@ export class PetStoreClient {
           },
           options,
         ),
-      createPet: (pet: NewPet, options?: RequestOptions) =>
+      createPet: async (pet: NewPet, options?: RequestOptions) =>
         this.#call(
           { name: 'createPet', method: 'POST', path: 'pets', json: argument(NewPetSchema, pet, 'pet', 'createPet'), schema: PetSchema },
           options,
         ),
-      getPet: (petId: number, options?: RequestOptions) => {
+      getPet: async (petId: number, options?: RequestOptions) => {
         const id = argument(PetIdSchema, petId, 'petId', 'getPet');
         this.#deprecations.report(GET_PET_NOTICE);
         return this.#call({ name: 'getPet', method: 'GET', path: `pets/${id}`, schema: PetSchema }, options);
       },
-      listOrders: (options?: RequestOptions) =>
+      listOrders: async (options?: RequestOptions) =>
         this.#call({ name: 'listOrders', method: 'GET', path: 'store/orders', schema: OrderListSchema }, options),
     });
   }
@@ -256,12 +256,12 @@ export class PetStoreClient {
     let response: Response;
     let text: string;
     try {
-      response = await this.#send(operation, options);
+      const timeout = options.timeout ?? this.#options.timeout;
+      const deadline = Date.now() + timeout;
+      response = await this.#send(operation, options, timeout);
       this.#gate.observe(response.status, response.headers);
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
-      text = await response.text().catch((cause: unknown) => {
-        throw signal?.aborted ? signal.reason : new ConnectionError(`${this.#describe(operation)}: the connection was cut while reading the response body. Check the network.`, { cause });
-      });
+      text = await this.#readBody(operation, response, deadline - Date.now(), timeout, signal);
     } finally {
       release();
     }
@@ -296,12 +296,11 @@ export class PetStoreClient {
   }
 
   /** Sends one request through ky (its retry off), wrapping ky's errors in ours at the boundary. */
-  async #send(operation: Operation<unknown>, options: RequestOptions): Promise<Response> {
+  async #send(operation: Operation<unknown>, options: RequestOptions, timeout: number): Promise<Response> {
     const headers = new Headers(this.#options.headers);
     for (const [name, value] of new Headers(options.headers)) headers.set(name, value);
     headers.set('Accept', 'application/json');
     headers.set('Authorization', `Bearer ${this.#options.apiKey}`);
-    const timeout = options.timeout ?? this.#options.timeout;
     try {
       return await ky(new URL(operation.path, this.#options.baseUrl), {
         method: operation.method,
@@ -318,7 +317,7 @@ export class PetStoreClient {
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (error instanceof KyTimeoutError) {
-        throw new TimeoutError(`${this.#describe(operation)}: no response within ${timeout} ms (the timeout option). Raise timeout, or check the network.`);
+        throw this.#timeoutError(operation, timeout);
       }
       // ky's error holds the request, and with it the Authorization header: keep only its cause.
       const cause = error instanceof KyNetworkError ? error.cause : error;
@@ -327,6 +326,30 @@ export class PetStoreClient {
         { cause },
       );
     }
+  }
+
+  /**
+   * Reads the body within what is left of the attempt's timeout: ky's timeout ends when the
+   * headers arrive, and a body that stalls must not hang the call.
+   */
+  #readBody(operation: Operation<unknown>, response: Response, ms: number, timeout: number, signal: AbortSignal | undefined): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        void response.body?.cancel().catch(() => {});
+        reject(this.#timeoutError(operation, timeout));
+      }, Math.max(0, ms));
+      response.text().then(resolve, (cause: unknown) => {
+        reject(
+          signal?.aborted
+            ? signal.reason
+            : new ConnectionError(`${this.#describe(operation)}: the connection was cut while reading the response body. Check the network.`, { cause }),
+        );
+      }).finally(() => clearTimeout(timer));
+    });
+  }
+
+  #timeoutError(operation: Operation<unknown>, timeout: number): TimeoutError {
+    return new TimeoutError(`${this.#describe(operation)}: no complete response within ${timeout} ms (the timeout option). Raise timeout, or check the network.`);
   }
 
   #describe(operation: Operation<unknown>): string {

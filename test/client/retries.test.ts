@@ -170,4 +170,44 @@ describe('timeouts and cancellation', () => {
     expect(await run(client().listPets({}, { signal: AbortSignal.abort(reason) }))).toBe(reason);
     expect(server.inspect().keys['key-pro']).toBeUndefined();
   });
+
+  it('a body that stalls after the headers fails with TimeoutError once the attempt\'s timeout is spent', async () => {
+    const stalled = () => new HttpResponse(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('[')) }), { headers: { 'Content-Type': 'application/json' } });
+    failing('get', '/pets', 10, stalled);
+    expect(await run(client({ timeout: 2_000, maxRetries: 0 }).listPets())).toBeInstanceOf(TimeoutError);
+  });
+
+  it('withResponse: an invalid argument rejects the returned promise rather than throwing synchronously', async () => {
+    const promise = client().withResponse.listPets({ limit: 1_000 });
+    expect(promise).toBeInstanceOf(Promise);
+    await expect(promise).rejects.toThrow(/limit must be at most 100/);
+  });
+});
+
+describe('cut connections', () => {
+  /** The server's answer, with its body cut off halfway, as a dropped connection does. */
+  const truncated = async (request: Request) => {
+    const response = await server.fetch(request);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(bytes.subarray(0, bytes.length >> 1));
+        controller.error(new TypeError('terminated'));
+      },
+    });
+    return new HttpResponse(body, { status: response.status, headers: response.headers });
+  };
+
+  it('listPets: a body cut off halfway is retried like a network error', async () => {
+    const calls = failing('get', '/pets', 1, truncated);
+    expect(await run(client().listPets({ limit: 2 }))).toHaveLength(2);
+    expect(calls.count).toBe(2);
+  });
+
+  it('createPet: a body cut off halfway is a ConnectionError and is not retried, so no duplicate pet is created', async () => {
+    const calls = failing('post', '/pets', 10, truncated);
+    expect(await run(client().createPet({ name: 'Rex', categoryId: 1 }))).toBeInstanceOf(ConnectionError);
+    expect(calls.count).toBe(1);
+    expect(server.inspect().petCount).toBe(11);
+  });
 });
