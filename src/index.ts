@@ -26,8 +26,16 @@ export {
 export type { ApiErrorInit } from './client/errors.js';
 export type { RateLimitState, RateLimitStore } from './client/rate-limit.js';
 export type { DeprecationNotice } from './client/deprecation.js';
-export { LIST_LIMIT, PET_STATUSES } from './schemas/index.js';
+// The schemas the public types are inferred from, for users who validate their own data with them.
+export {
+  ErrorRecordSchema,
+  LIST_LIMIT,
+  ListPetsQuerySchema,
+  NewPetSchema,
+  PET_STATUSES,
+  PetSchema,
+  PetStatusSchema,
+} from './schemas/index.js';
 export type { ListPetsQuery, NewPet, Pet, PetStatus, ValidationIssue, ErrorRecord } from './schemas/index.js';
-// Internal on purpose: RateLimitGate, the retry rules and the deprecation reporter (their
-// behaviour is documented on the options; their shape may change), and the zod schemas (the
-// client validates with them; exporting them would make zod's types part of our API).
+// Internal on purpose: RateLimitGate, the retry rules and the deprecation reporter. Their
+// behaviour is documented on the options; their shape may change.

@@ -192,7 +192,6 @@ export class PetStoreClient {
    * ```
    */
   async getPet(petId: number, options?: RequestOptions): Promise<Pet> {
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the deprecated method delegates to its twin
     return (await this.withResponse.getPet(petId, options)).data;
   }
 
