@@ -229,18 +229,21 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       return withRateLimit(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
     }
     const response = await handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
-    withRateLimit(response, admission);
-    return method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    return withRateLimit(response, admission);
   }
 
   async function answer(request: Request): Promise<Response> {
+    let response: Response;
     try {
-      return await handle(request);
+      response = await handle(request);
     } catch {
       // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
       // a valid Error record rather than a thrown exception.
-      return error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
+      response = error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
     }
+    // HEAD never has content (RFC 9110 9.3.2), errors included: in-process and through msw no
+    // network layer drops it for us, as node:http does.
+    return request.method.toUpperCase() === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
   }
 
   return {
