@@ -90,18 +90,27 @@ async function bridge(api: ReferenceServer, req: IncomingMessage, res: ServerRes
 
 async function write(res: ServerResponse, response: Response): Promise<void> {
   if (res.destroyed) return;
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
-  res.writeHead(response.status, headers);
+  // Headers stay implicit (not flushed by writeHead) until the first write, so a body that
+  // arrives as one chunk, as every answer of the reference server does, goes out in one write
+  // with Content-Length instead of chunked encoding: a third more throughput (bench/).
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => res.setHeader(name, value));
   if (!response.body) return void res.end();
+  const reader = response.body.getReader();
+  let pending: Uint8Array | undefined;
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      if (res.destroyed) return;
-      res.write(chunk);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return void reader.cancel().catch(() => {});
+      if (pending) res.write(pending);
+      pending = value;
     }
-    res.end();
+    res.end(pending);
   } catch {
-    // The body failed halfway (an injected truncation): cut the connection, as a real fault would.
+    // The body failed halfway (an injected truncation): send what came, then cut the connection,
+    // as a real fault would.
+    if (pending) res.write(pending);
     res.destroy();
   }
 }
