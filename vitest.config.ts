@@ -15,7 +15,7 @@ export const alias = {
 export default defineConfig({
   resolve: { alias },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
     testTimeout: 20_000,
   },

@@ -1,0 +1,35 @@
+// The quickstart: `npm start` runs this file. It starts the bundled reference server on a free
+// port, points the client at it, and prints what each call did.
+import { PetStoreClient, ValidationError } from 'petstore-sdk';
+import { startReferenceServer } from 'petstore-sdk/node';
+
+// The whole Animal Store API in memory, over real HTTP on 127.0.0.1, with one Pro-plan key
+// and three generated pets.
+const api = await startReferenceServer({ port: 0, apiKeys: { 'quickstart-key': 'pro' }, pets: 3 });
+console.log(`Reference server listening on ${api.url}`);
+
+const client = new PetStoreClient({ apiKey: 'quickstart-key', baseUrl: api.url });
+
+const pets = await client.listPets({ limit: 10 });
+console.log(`listPets: ${pets.length} pets: ${pets.map((pet) => pet.name).join(', ')}`);
+
+const rex = await client.createPet({ name: 'Rex', categoryId: 1, status: 'available' });
+console.log(`createPet: ${rex.name} got id ${rex.id}`);
+
+const available = await client.listPets({ status: 'available' });
+console.log(`listPets({ status: 'available' }): ${available.map((pet) => `${pet.name} (#${pet.id})`).join(', ')}`);
+
+// Arguments are checked before anything is sent.
+try {
+  await client.listPets({ limit: 500 });
+} catch (error) {
+  if (!(error instanceof ValidationError)) throw error;
+  console.log(`ValidationError: ${error.message}`);
+}
+
+// Every response carries the rate-limit headers; the client keeps the latest state.
+const state = client.rateLimit.getSnapshot();
+console.log(`Rate limit: ${state?.remaining} of ${state?.limit} requests left in this window`);
+
+await api.close();
+console.log('Done: the reference server is closed.');

@@ -1,0 +1,108 @@
+// A real browser: examples/browser, bundled with esbuild as an app would bundle it, served from
+// one origin, talking to the reference server (node adapter) on another origin, so every
+// request goes through CORS.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from 'petstore-sdk/node';
+import { bundle, launchChromium, ROOT, serveStatic } from './support.js';
+
+const WAIT = { timeout: 15_000 };
+
+describe('examples/browser in Chromium, against the reference server on another origin', () => {
+  let browser: Browser;
+  let api: RunningReferenceServer;
+  let site: Awaited<ReturnType<typeof serveStatic>>;
+  let page: Page;
+  const log: RequestLogEntry[] = [];
+  const console: ConsoleMessage[] = [];
+  const pageErrors: Error[] = [];
+
+  beforeAll(async () => {
+    api = await startReferenceServer({
+      port: 0,
+      apiKeys: { 'browser-key': 'pro' },
+      pets: [
+        { name: 'Luna', categoryId: 2, status: 'available' },
+        { name: 'Milo', categoryId: 1, status: 'sold' },
+      ],
+      onRequest: (entry) => log.push(entry),
+    });
+    const [html, js] = await Promise.all([readFile(join(ROOT, 'examples/browser/index.html'), 'utf8'), bundle('examples/browser/main.ts')]);
+    site = await serveStatic({
+      '/': { type: 'text/html; charset=utf-8', body: html },
+      '/main.js': { type: 'text/javascript; charset=utf-8', body: js },
+    });
+    browser = await launchChromium();
+    page = await browser.newPage();
+    page.on('console', (message) => console.push(message));
+    page.on('pageerror', (error) => pageErrors.push(error));
+    await page.goto(`${site.origin}/?api=${encodeURIComponent(api.url)}&key=browser-key`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await api?.close();
+  });
+
+  const statusText = async (pattern: RegExp) => {
+    await page.waitForFunction((source) => new RegExp(source).test(document.querySelector('#status')?.textContent ?? ''), pattern.source, WAIT);
+    return page.textContent('#status');
+  };
+
+  it('the page and the API are on different origins', () => {
+    expect(new URL(site.origin).origin).not.toBe(new URL(api.url).origin);
+  });
+
+  it('lists the pets on load', async () => {
+    expect(await statusText(/^Loaded|Error/)).toBe('Loaded 2 pets.');
+    expect(await page.locator('#pets li').allTextContents()).toEqual(['#1 Luna (category 2, available)', '#2 Milo (category 1, sold)']);
+  });
+
+  it('creates a pet from the form and lists it', async () => {
+    await page.fill('input[name=name]', 'Biscuit');
+    await page.fill('input[name=categoryId]', '3');
+    await page.click('button[type=submit]');
+    expect(await statusText(/^Added|Error/)).toBe('Added Biscuit as #3.');
+    expect(await page.locator('#pets li').last().textContent()).toBe('#3 Biscuit (category 3)');
+    expect(api.server.inspect().petCount).toBe(3);
+  });
+
+  it('shows the rate-limit state live, one line per change as the requests go out', async () => {
+    // listPets, createPet, listPets: three requests of a Pro key (300 a minute), unless the
+    // clock crossed a minute boundary in between, which starts a new window.
+    const remaining = Number(await page.getAttribute('#rate-limit', 'data-remaining'));
+    expect([297, 298, 299]).toContain(remaining);
+    expect(await page.textContent('#rate-limit span')).toMatch(new RegExp(`^${remaining} of 300 left, resets at \\d\\d:\\d\\d:\\d\\d UTC$`));
+    const lines = await page.locator('#rate-limit-log li').allTextContents();
+    expect(lines).toHaveLength(3);
+    expect(lines.at(-1)).toMatch(new RegExp(`^${remaining} of 300 left`));
+  });
+
+  it('warns on the console, once, that getPet is deprecated, with its sunset date', async () => {
+    await page.click('#first-pet');
+    expect(await statusText(/^getPet|Error/)).toBe('getPet(1): Luna.');
+    await page.click('#first-pet');
+    await statusText(/^getPet/);
+    const warnings = console.filter((m) => m.type() === 'warning' && m.text().includes('getPet'));
+    expect(warnings.map((m) => m.text())).toEqual([
+      'DeprecationWarning: PetStoreClient.getPet() is deprecated and stops working on 2030-12-05. Use listPets({ status }) instead.',
+    ]);
+  });
+
+  it('every request crossed origins: authenticated calls were preflighted, and nothing failed in the page', () => {
+    const lines = log.map((e) => `${e.method} ${e.path.replace(/\?.*/, '')} ${e.status}`);
+    expect(lines).toContain('OPTIONS /v1/pets 204');
+    expect(lines.filter((line) => !line.startsWith('OPTIONS'))).toEqual([
+      'GET /v1/pets 200',
+      'POST /v1/pets 201',
+      'GET /v1/pets 200',
+      'GET /v1/pets/1 200',
+      'GET /v1/pets/1 200',
+    ]);
+    expect(pageErrors).toEqual([]);
+    expect(console.filter((m) => m.type() === 'error').map((m) => m.text())).toEqual([]);
+  });
+});

@@ -1,0 +1,70 @@
+// A real browser with no API server at all: examples/msw-browser runs the reference server
+// behind msw's service worker (msw/browser's setupWorker + petstore-sdk/msw's createHandlers),
+// and the client talks to a host that does not exist.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pet, RateLimitState } from 'petstore-sdk';
+import { bundle, launchChromium, ROOT, serveStatic } from './support.js';
+
+interface PageResult {
+  before: Pet[];
+  created: Pet;
+  pending: Pet[];
+  rateLimit: RateLimitState & { resetAt: string };
+  petCount: number;
+}
+
+describe('examples/msw-browser in Chromium: the reference server inside the msw service worker', () => {
+  let browser: Browser;
+  let site: Awaited<ReturnType<typeof serveStatic>>;
+  let status: string | null;
+  let result: PageResult;
+
+  beforeAll(async () => {
+    const [html, js, worker] = await Promise.all([
+      readFile(join(ROOT, 'examples/msw-browser/index.html'), 'utf8'),
+      bundle('examples/msw-browser/main.ts'),
+      // The worker script of the installed msw, as `npx msw init` would copy it.
+      readFile(join(ROOT, 'node_modules/msw/lib/mockServiceWorker.js')),
+    ]);
+    site = await serveStatic({
+      '/': { type: 'text/html; charset=utf-8', body: html },
+      '/main.js': { type: 'text/javascript; charset=utf-8', body: js },
+      '/mockServiceWorker.js': { type: 'text/javascript; charset=utf-8', body: worker },
+    });
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    await page.goto(`${site.origin}/`);
+    await page.waitForFunction(() => !document.querySelector('#status')?.textContent?.startsWith('Starting'), undefined, { timeout: 20_000 });
+    status = await page.textContent('#status');
+    result = JSON.parse((await page.textContent('#result')) || 'null') as PageResult;
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+  });
+
+  it('the page finishes without an error', () => {
+    expect(status).toBe('Done.');
+  });
+
+  it('lists the seeded pets, creates one, and finds it by status', () => {
+    expect(result.before.map((pet) => pet.id)).toEqual([1, 2]);
+    expect(result.created).toEqual({ id: 3, name: 'Pixel', categoryId: 4, status: 'pending' });
+    expect(result.pending.map((pet) => pet.name)).toContain('Pixel');
+    expect(result.petCount).toBe(3);
+  });
+
+  it('the client read the rate-limit headers the in-browser server sent', () => {
+    expect(result.rateLimit).toMatchObject({ limit: 60 });
+    expect(result.rateLimit.remaining).toBeGreaterThanOrEqual(57);
+    expect(result.rateLimit.remaining).toBeLessThan(60);
+  });
+
+  it('no API request reached a server: only the page, its script and the worker were fetched', () => {
+    expect([...new Set(site.requested)].sort()).toEqual(['GET /', 'GET /main.js', 'GET /mockServiceWorker.js']);
+  });
+});
