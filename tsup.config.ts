@@ -1,6 +1,7 @@
-import { defineConfig } from 'tsup';
+import { rmSync } from 'node:fs';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
+const shared: Options = {
   entry: {
     index: 'src/index.ts',
     server: 'src/server/index.ts',
@@ -8,11 +9,30 @@ export default defineConfig({
     node: 'src/node.ts',
     cli: 'src/cli.ts',
   },
-  format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
-  clean: true,
+  // Cleaned once here: the two builds below run in parallel and must not clean each other's output.
+  clean: false,
   target: 'es2022',
-  // Runtime dependencies stay external: users' bundlers dedupe them.
-  external: ['ky', 'zod', 'p-retry', 'msw'],
-});
+};
+
+rmSync(new URL('./dist', import.meta.url), { recursive: true, force: true });
+
+export default defineConfig([
+  {
+    ...shared,
+    format: ['esm'],
+    // Runtime dependencies stay external: users' bundlers dedupe them.
+    external: ['ky', 'zod', 'p-retry', 'msw'],
+  },
+  {
+    ...shared,
+    format: ['cjs'],
+    // ky and p-retry are ESM-only with a default export. `require()` of them returns the module
+    // namespace, which esbuild's CJS interop then wraps once more, so `ky(...)` and `pRetry(...)`
+    // would not be functions (the pack test's CJS require caught it). They are bundled into the
+    // CJS build instead; zod ships CJS, and msw is only used through named imports.
+    external: ['zod', 'msw'],
+    noExternal: ['ky', 'p-retry'],
+  },
+]);

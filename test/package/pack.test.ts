@@ -1,0 +1,178 @@
+// The package as users get it: `npm pack`, installed into a fresh project outside the repo, then
+// used through an ESM import, a CJS require, `tsc` under strict, and `npx petstore-server`.
+// `npm test` builds dist/ first.
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+
+let dir: string;
+let packed: { filename: string; files: { path: string }[] };
+
+/** Runs a command in the consumer project, with the same Node as the tests. */
+const inConsumer = (file: string, args: string[]) => run(file, args, { cwd: dir, timeout: 60_000 });
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'petstore-consumer-'));
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
+  packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // From npm's cache when it can: the tarball, its dependencies, msw (an optional peer) and
+  // Node's types, as a TypeScript app would have them.
+  await inConsumer('npm', [
+    'install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
+    `./${packed.filename}`, 'msw@^3', '@types/node@^24',
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the packed tarball', () => {
+  it('holds the build, README, CHANGELOG, LICENSE and package.json, and no sources or tests', () => {
+    const paths = packed.files.map((f) => f.path);
+    expect(paths.filter((p) => !p.startsWith('dist/')).sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+    for (const entry of ['index', 'server', 'msw', 'node']) {
+      expect(paths).toEqual(expect.arrayContaining([`dist/${entry}.js`, `dist/${entry}.cjs`, `dist/${entry}.d.ts`, `dist/${entry}.d.cts`]));
+    }
+    expect(paths).toContain('dist/cli.js');
+    expect(paths.filter((p) => /(^|\/)(src|test|examples|bench)\/|\.test\./.test(p))).toEqual([]);
+  });
+
+  it('an ESM import of every entry point works, and the client talks to the server in-process', async () => {
+    await writeFile(
+      join(dir, 'esm.mjs'),
+      `import { PetStoreClient, NotFoundError } from 'petstore-sdk';
+import { createReferenceServer } from 'petstore-sdk/server';
+import { createHandlers } from 'petstore-sdk/msw';
+import { startReferenceServer } from 'petstore-sdk/node';
+const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
+const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'http://in-process/v1', fetch: (request) => server.fetch(request) });
+const pets = await client.listPets();
+const created = await client.createPet({ name: 'Esm', categoryId: 1 });
+console.log(JSON.stringify({ pets: pets.length, created: created.id, handlers: createHandlers(server, { baseUrl: 'http://x/v1' }).length, node: typeof startReferenceServer, notFound: typeof NotFoundError }));
+`,
+    );
+    const { stdout } = await inConsumer(process.execPath, ['esm.mjs']);
+    expect(JSON.parse(stdout)).toEqual({ pets: 2, created: 3, handlers: 2, node: 'function', notFound: 'function' });
+  });
+
+  it('a CJS require of every entry point works, and the client talks to the node adapter over HTTP', async () => {
+    await writeFile(
+      join(dir, 'cjs.cjs'),
+      `const { PetStoreClient, ValidationError } = require('petstore-sdk');
+const { DEMO_API_KEY } = require('petstore-sdk/server');
+const { createHandlers } = require('petstore-sdk/msw');
+const { startReferenceServer } = require('petstore-sdk/node');
+(async () => {
+  const running = await startReferenceServer({ port: 0, pets: 1 });
+  const client = new PetStoreClient({ apiKey: DEMO_API_KEY, baseUrl: running.url });
+  const pets = await client.listPets();
+  const invalid = await client.createPet({ name: '', categoryId: 1 }).catch((e) => e instanceof ValidationError);
+  await running.close();
+  console.log(JSON.stringify({ pets: pets.length, invalid, msw: typeof createHandlers, remaining: client.rateLimit.getSnapshot().remaining }));
+})();
+`,
+    );
+    const { stdout } = await inConsumer(process.execPath, ['cjs.cjs']);
+    expect(JSON.parse(stdout)).toEqual({ pets: 1, invalid: true, msw: 'function', remaining: 59 });
+  });
+
+  it('a consumer .ts (ESM) and .cts (CJS) type-check under strict with the shipped .d.ts, library checks on', async () => {
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022',
+          lib: ['es2023', 'dom'], types: ['node'], noEmit: true, skipLibCheck: false,
+          exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
+        },
+        files: ['consumer.ts', 'consumer.cts'],
+      }),
+    );
+    await writeFile(
+      join(dir, 'consumer.ts'),
+      `import { ApiError, PetStoreClient, RateLimitError, type ClientOptions, type Pet, type RateLimitState } from 'petstore-sdk';
+import { createReferenceServer, type ReferenceServerOptions } from 'petstore-sdk/server';
+import { createHandlers } from 'petstore-sdk/msw';
+import { startReferenceServer, type RunningReferenceServer } from 'petstore-sdk/node';
+
+const serverOptions: ReferenceServerOptions = { apiKeys: { k: 'pro', big: { perMinute: 5000, perDay: 1_000_000 } }, pets: 3 };
+const server = createReferenceServer(serverOptions);
+const options: ClientOptions = { apiKey: 'k', baseUrl: 'https://petstore.test/v1', maxRetries: 1, fetch: (request) => server.fetch(request) };
+const client = new PetStoreClient(options);
+const pets: Pet[] = await client.listPets({ limit: 10, status: 'available' });
+const pet: Pet = await client.createPet({ name: 'Rex', categoryId: 1 });
+const state: RateLimitState | undefined = client.rateLimit.getSnapshot();
+const stop: () => void = client.rateLimit.subscribe((next) => next?.remaining);
+stop();
+try {
+  await client.listOrders();
+} catch (error) {
+  if (error instanceof RateLimitError) error.retryAfterMs satisfies number | undefined;
+  else if (error instanceof ApiError) error.status satisfies number;
+}
+createHandlers(server, { baseUrl: 'https://petstore.test/v1' });
+const running: RunningReferenceServer = await startReferenceServer({ port: 0 });
+await running.close();
+// @ts-expect-error -- status is one of available, pending, sold
+await client.listPets({ status: 'lost' });
+// @ts-expect-error -- name is required
+await client.createPet({ categoryId: 1 });
+export { pets, pet, state };
+`,
+    );
+    await writeFile(
+      join(dir, 'consumer.cts'),
+      `import sdk = require('petstore-sdk');
+import node = require('petstore-sdk/node');
+const client: sdk.PetStoreClient = new sdk.PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1' });
+const listed: Promise<sdk.Pet[]> = client.listPets();
+const started: Promise<node.RunningReferenceServer> = node.startReferenceServer();
+export = { listed, started };
+`,
+    );
+    const result = await inConsumer(process.execPath, [TSC, '-p', 'tsconfig.json']).catch((error: { stdout: string }) => error);
+    expect('stdout' in result ? result.stdout : '').toBe('');
+  });
+
+  it('npx petstore-server --help prints the usage', async () => {
+    const { stdout } = await inConsumer('npx', ['--no-install', 'petstore-server', '--help']);
+    expect(stdout).toContain('Usage: petstore-server [options]');
+  });
+
+  it('the installed petstore-server bin starts on --port 0, answers, and exits 0 on SIGTERM', async () => {
+    // The bin npx runs, started directly: npx does not pass SIGTERM on to its child.
+    const bin = join(dir, 'node_modules/.bin/petstore-server');
+    const child = spawn(process.execPath, [bin, '--port', '0', '--key', 'pack-key:business'], { cwd: dir, stdio: 'pipe' });
+    try {
+      let out = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      const deadline = Date.now() + 20_000;
+      while (!/listening on (\S+)/.test(out)) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`petstore-server did not start:\n${out}`);
+        await Promise.race([once(child.stdout, 'data'), once(child, 'exit')]);
+      }
+      const url = out.match(/listening on (\S+)/)![1]!;
+      const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer pack-key' } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('X-RateLimit-Limit')).toBe('1000');
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(out).toContain('SIGTERM received, shutting down');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
