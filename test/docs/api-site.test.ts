@@ -1,0 +1,82 @@
+// `npm run docs` builds the typedoc site with zero warnings, and the site, opened in Chromium,
+// lists every symbol the four entry points export, with getPet shown deprecated and its sunset.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Browser, Page } from 'playwright-core';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../browser/support.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRY_POINTS = {
+  'petstore-sdk': 'src/index.ts',
+  'petstore-sdk/server': 'src/server/index.ts',
+  'petstore-sdk/msw': 'src/msw.ts',
+  'petstore-sdk/node': 'src/node.ts',
+} as const;
+
+/** What each entry point exports, values and types, as the compiler sees it: the public API. */
+function publicSymbols(): Record<string, string[]> {
+  const files = Object.values(ENTRY_POINTS).map((f) => join(ROOT, f));
+  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true, skipLibCheck: true, types: ['node'] });
+  const checker = program.getTypeChecker();
+  return Object.fromEntries(
+    Object.entries(ENTRY_POINTS).map(([name, file]) => {
+      const module = checker.getSymbolAtLocation(program.getSourceFile(join(ROOT, file))!)!;
+      return [name, checker.getExportsOfModule(module).map((s) => s.name).sort()];
+    }),
+  );
+}
+
+/** The typedoc page of a module: `petstore-sdk/server` → modules/petstore-sdk_server.html. */
+const modulePage = (name: string) => pathToFileURL(join(ROOT, 'docs/api/modules', `${name.replace('/', '_')}.html`)).href;
+
+describe('the API reference (npm run docs)', () => {
+  let output: string;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    const result = await run('npm', ['run', 'docs', '--silent'], { cwd: ROOT, timeout: 90_000 });
+    output = result.stdout + result.stderr;
+    browser = await launchChromium();
+    page = await browser.newPage();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('builds with zero warnings and zero errors', () => {
+    expect(output).not.toMatch(/\[warning\]|\[error\]/);
+    expect(output).toContain('html generated at ./docs/api');
+  });
+
+  it.each(Object.entries(publicSymbols()))('the %s page lists every symbol it exports', async (name, symbols) => {
+    expect(symbols.length).toBeGreaterThan(0);
+    await page.goto(modulePage(name));
+    const listed = await page.locator('.col-content a').allTextContents();
+    const names = new Set(listed.map((text) => text.replace(/\u200b/g, '').trim()));
+    expect(symbols.filter((symbol) => !names.has(symbol))).toEqual([]);
+  });
+
+  it('getPet is shown deprecated, with its sunset date and replacement', async () => {
+    await page.goto(pathToFileURL(join(ROOT, 'docs/api/classes/petstore-sdk.PetStoreClient.html')).href);
+    const member = page.locator('section.tsd-member', { has: page.locator('#getpet') });
+    expect(await member.locator('h3 .deprecated').count()).toBe(1);
+    const text = await member.innerText();
+    expect(text).toMatch(/Deprecated/);
+    expect(text).toContain('2030-12-05');
+    expect(text).toContain('listPets({ status })');
+  });
+
+  it('the guides are part of the site', async () => {
+    await page.goto(pathToFileURL(join(ROOT, 'docs/api/index.html')).href);
+    for (const guide of ['getting-started', 'errors', 'retries-and-rate-limits', 'testing-with-the-reference-server', 'decisions']) {
+      expect(await page.locator(`a[href="documents/${guide}.html"]`).count(), guide).toBeGreaterThan(0);
+    }
+  });
+});

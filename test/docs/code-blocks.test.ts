@@ -1,0 +1,108 @@
+// The README and the guides cannot drift from the code: every TypeScript block in them is
+// type-checked against the sources, and the blocks marked `<!-- run -->` are run with Node
+// against the reference server, importing the built package as users do.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULTS } from 'petstore-sdk';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// Blocks are written inside the repo (not os.tmpdir()) so that `petstore-sdk` resolves to this
+// package by its own name and msw from node_modules; the folder is git-ignored and outside
+// tsconfig's `include`.
+const OUT = join(ROOT, '.doc-blocks');
+const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+interface Block {
+  doc: string;
+  line: number;
+  code: string;
+  run: boolean;
+  file: string;
+}
+
+function extract(doc: string): Block[] {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  const blocks: Block[] = [];
+  const fence = /(<!-- run -->\n)?```ts\n([\s\S]*?)```/g;
+  for (const match of text.matchAll(fence)) {
+    const line = text.slice(0, match.index).split('\n').length;
+    const name = `${doc.replace(/[/.]/g, '_')}_L${line}.ts`;
+    blocks.push({ doc, line, code: match[2]!, run: Boolean(match[1]), file: join(OUT, name) });
+  }
+  return blocks;
+}
+
+const blocks = DOCS.flatMap(extract);
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+beforeAll(() => {
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  // Each block is a module of its own (they all have imports), so top-level await works.
+  for (const block of blocks) writeFileSync(block.file, block.code);
+});
+
+describe('code blocks in the README and the guides', () => {
+  it('every guide and the README has TypeScript blocks, and some are run', () => {
+    for (const doc of DOCS.filter((d) => d !== 'docs/decisions.md')) expect(blocks.some((b) => b.doc === doc), doc).toBe(true);
+    expect(blocks.filter((b) => b.run).length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('all of them type-check under the repository tsconfig (strict)', () => {
+    const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
+    })!;
+    const program = ts.createProgram(blocks.map((b) => b.file), { ...config.options, noEmit: true });
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
+      const where = d.file ? `${relative(ROOT, d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
+      return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+    });
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it.each(blocks.filter((b) => b.run).map((b) => [`${b.doc}:${b.line}`, b] as const))(
+    '%s runs to completion against the reference server',
+    async (_name, block) => {
+      const { stdout, stderr } = await run(process.execPath, [block.file], { cwd: ROOT, timeout: 20_000 });
+      expect(stderr).toBe('');
+      expect(stdout).not.toBe('');
+    },
+    30_000,
+  );
+});
+
+describe('README', () => {
+  it('its quickstart is examples/quickstart.ts, the file npm start runs', () => {
+    const quickstart = blocks.find((b) => b.doc === 'README.md' && b.run)!;
+    expect(quickstart.code).toBe(readFileSync(join(ROOT, 'examples/quickstart.ts'), 'utf8'));
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toMatch(/node examples\/quickstart\.ts$/);
+  });
+
+  it('its test command is the one CI runs', () => {
+    expect(readme).toContain('npm ci && npm test');
+    expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm ci && npm test$/m);
+  });
+
+  it('the options table lists every client option, with the defaults the client uses', () => {
+    const source = ts.createSourceFile('options.ts', readFileSync(join(ROOT, 'src/client/options.ts'), 'utf8'), ts.ScriptTarget.Latest);
+    const options = source.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'ClientOptions')!;
+    const names = options.members.map((m) => (m.name as ts.Identifier).text);
+    const rows = new Map([...readme.matchAll(/^\| `(\w+)` \| `([^`]+)` \|/gm)].map((m) => [m[1]!, m[2]!]));
+    expect(names.filter((name) => !rows.has(name))).toEqual([]);
+    for (const [name, value] of Object.entries(DEFAULTS)) expect(rows.get(name), name).toBe(String(value));
+  });
+
+  it('links to each guide', () => {
+    for (const doc of DOCS.filter((d) => d.startsWith('docs/'))) expect(readme).toContain(`](${doc})`);
+  });
+});
