@@ -44,6 +44,9 @@ export async function bundle(entry: string): Promise<string> {
     target: 'es2022',
     write: false,
     logLevel: 'silent',
+    // Not the repository's tsconfig.json: its `paths` point the package's names at src/, and a
+    // user's bundler only sees the published package.
+    tsconfigRaw: {},
   });
   return result.outputFiles[0]!.text;
 }

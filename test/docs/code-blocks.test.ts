@@ -88,6 +88,20 @@ describe('README', () => {
     expect(pkg.scripts.start).toMatch(/node examples\/quickstart\.ts$/);
   });
 
+  it('examples/quickstart.ts, what npm start runs, prints what each call did and exits', async () => {
+    const { stdout, stderr } = await run(process.execPath, ['examples/quickstart.ts'], { cwd: ROOT, timeout: 20_000 });
+    expect(stderr).toBe('');
+    expect(stdout.trim().split('\n').map((line) => line.replace(/\d+/g, 'N'))).toEqual([
+      'Reference server listening on http://N.N.N.N:N/vN',
+      'listPets: N pets: Rex N, Whiskers N, Bubbles N',
+      'createPet: Rex got id N',
+      "listPets({ status: 'available' }): Rex N (#N), Rex (#N)",
+      'ValidationError: listPets: limit must be at most N. Nothing was sent.',
+      'Rate limit: N of N requests left in this window',
+      'Done: the reference server is closed.',
+    ]);
+  });
+
   it('its test command is the one CI runs', () => {
     expect(readme).toContain('npm ci && npm test');
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm ci && npm test$/m);
