@@ -109,9 +109,6 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  console.log(`petstore-server listening on ${running.url}`);
-  if (!serverOptions.apiKeys) console.log(`API key: ${DEMO_API_KEY} (Free plan)`);
-  else console.log(`${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
   const stop = (signal: string) => {
     console.log(`petstore-server: ${signal} received, shutting down`);
     running.close().then(
@@ -119,8 +116,12 @@ async function main(): Promise<void> {
       () => process.exit(1),
     );
   };
+  // Handlers go in before the banner: whoever reads the banner may signal at once.
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  console.log(`petstore-server listening on ${running.url}`);
+  if (!serverOptions.apiKeys) console.log(`API key: ${DEMO_API_KEY} (Free plan)`);
+  else console.log(`${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
 }
 
 void main();
