@@ -21,8 +21,8 @@ if (kind === 'reference') {
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   };
-  // The least any fetch(Request) → Response server can do over node:http: build the Request as
-  // src/node.ts does, answer a constant Response, write it as src/node.ts does. No logic at all.
+  // The least any fetch(Request) → Response bridge costs over node:http: build a Request, answer
+  // a constant Response, stream it out. No logic at all. src/node.ts skips both objects for this.
   const floor = async (req, res) => {
     const headers = new Headers();
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);

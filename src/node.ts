@@ -6,10 +6,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
 import { isInjectedFault } from './server/faults.js';
-import { error } from './server/http.js';
-import { createReferenceServer, type ReferenceServer } from './server/server.js';
+import { error, type Incoming, type Reply } from './server/http.js';
+import { createReferenceServer, repliesOf, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
 /** One answered request, as the CLI logs it. It never holds the API key. */
@@ -48,71 +47,57 @@ export interface RunningReferenceServer {
   close(): Promise<void>;
 }
 
-async function bridge(api: ReferenceServer, req: IncomingMessage, res: ServerResponse, origin: string): Promise<number> {
-  const controller = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  let request: Request;
-  try {
-    const headers = new Headers();
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-    const method = req.method ?? 'GET';
-    const hasBody = method !== 'GET' && method !== 'HEAD';
-    // The Host header names the origin the client used (Location and Link answers use it).
-    const url = /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(req.headers.host ?? '')
-      ? new URL(req.url ?? '/', `http://${req.headers.host}`)
-      : new URL(req.url ?? '/', origin);
-    request = new Request(url, {
-      method,
-      headers,
-      body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null,
-      signal: controller.signal,
-      // @ts-expect-error -- `duplex` is required by Node's fetch for streamed bodies but missing from the DOM types.
-      duplex: 'half',
-    });
-  } catch {
-    const response = error(400, 'bad_request', 'The request line or headers could not be parsed.');
-    await write(res, response);
-    return response.status;
-  }
-  let response: Response;
-  try {
-    response = await api.fetch(request);
-  } catch (thrown) {
-    if (!isInjectedFault(thrown)) throw thrown;
-    req.socket.destroy();
-    return 0;
-  }
-  await write(res, response);
-  return res.destroyed && !res.writableFinished ? 0 : response.status;
+/** The reference server's view of a node:http request: no `Request` is built (see repliesOf). */
+function incoming(req: IncomingMessage, origin: string): Incoming {
+  const method = req.method ?? 'GET';
+  // The Host header names the origin the client used (Location and Link answers use it).
+  const url = /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(req.headers.host ?? '')
+    ? new URL(req.url ?? '/', `http://${req.headers.host}`)
+    : new URL(req.url ?? '/', origin);
+  const raw = req.rawHeaders;
+  return {
+    method,
+    url,
+    // From the raw headers, duplicates joined as `Headers#get` joins them: req.headers would
+    // keep only the first Authorization or Content-Type.
+    header(name) {
+      let value: string | null = null;
+      for (let i = 0; i < raw.length; i += 2) {
+        if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name.toLowerCase()) {
+          value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
+        }
+      }
+      return value;
+    },
+    body:
+      method === 'GET' || method === 'HEAD'
+        ? null
+        : () => {
+            const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
+            return { read: () => chunks.next(), cancel: () => chunks.return?.() };
+          },
+  };
 }
 
-async function write(res: ServerResponse, response: Response): Promise<void> {
-  if (res.destroyed) return;
-  // Headers stay implicit (not flushed by writeHead) until the first write, so a body that
-  // arrives as one chunk, as every answer of the reference server does, goes out in one write
-  // with Content-Length instead of chunked encoding: a third more throughput (bench/).
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
-  if (!response.body) return void res.end();
-  const reader = response.body.getReader();
-  let pending: Uint8Array | undefined;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (res.destroyed) return void reader.cancel().catch(() => {});
-      if (pending) res.write(pending);
-      pending = value;
-    }
-    res.end(pending);
-  } catch {
-    // The body failed halfway (an injected truncation): send what came, then cut the connection,
-    // as a real fault would.
-    if (pending) res.write(pending);
-    res.destroy();
+/** Writes a reply; resolves to the status sent, or 0 when the connection was cut. */
+function send(res: ServerResponse, reply: Reply): number {
+  if (res.destroyed) return 0;
+  if (reply.body === null) {
+    res.writeHead(reply.status, reply.headers).end();
+    return reply.status;
   }
+  // Content-Length, and the body as a string: node:http then sends head and body in one write
+  // (a Buffer goes out as a second, vectored write; chunked encoding costs more still).
+  reply.headers['Content-Length'] = String(Buffer.byteLength(reply.body));
+  res.writeHead(reply.status, reply.headers);
+  if (!reply.truncated) {
+    res.end(reply.body);
+    return reply.status;
+  }
+  // An injected truncation: half the body, then the connection is cut, as a real fault would.
+  const bytes = Buffer.from(reply.body);
+  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
+  return 0;
 }
 
 /**
@@ -130,18 +115,29 @@ async function write(res: ServerResponse, response: Response): Promise<void> {
 export async function startReferenceServer(options: StartReferenceServerOptions = {}): Promise<RunningReferenceServer> {
   const { port = 0, host = '127.0.0.1', onRequest, ...serverOptions } = options;
   const api = createReferenceServer(serverOptions);
+  const serve = repliesOf(api)!;
   let origin = '';
   const http = createServer((req, res) => {
     const started = performance.now();
-    bridge(api, req, res, origin)
-      .catch(() => {
-        if (!res.headersSent) void write(res, error(400, 'bad_request', 'The request could not be handled.'));
-        else res.destroy();
-        return 0;
-      })
-      .then((status) =>
-        onRequest?.({ method: req.method ?? '?', path: req.url ?? '/', status, durationMs: performance.now() - started }),
-      );
+    const log = (status: number) =>
+      onRequest?.({ method: req.method ?? '?', path: req.url ?? '/', status, durationMs: performance.now() - started });
+    let request: Incoming;
+    try {
+      request = incoming(req, origin);
+    } catch {
+      return void log(send(res, error(400, 'bad_request', 'The request line or headers could not be parsed.')));
+    }
+    void serve(request)
+      .then(
+        (reply) => send(res, reply),
+        (thrown: unknown) => {
+          // Only a dropped connection is thrown (an injected fault); anything else still gets an answer.
+          if (!isInjectedFault(thrown) && !res.headersSent) return send(res, error(400, 'bad_request', 'The request could not be handled.'));
+          res.destroy();
+          return 0;
+        },
+      )
+      .then(onRequest && log);
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -72,16 +72,3 @@ export function createFaultPlanner(options: FaultOptions | undefined): (() => Fa
   };
   return Object.assign(plan, { reset: () => void (random = prng(options?.seed ?? 1)) });
 }
-
-/** A copy of `response` whose body stops halfway with an error, as a cut connection does. */
-export async function truncate(response: Response): Promise<Response> {
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  const half = bytes.subarray(0, Math.floor(bytes.length / 2));
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(half);
-      controller.error(new InjectedFault('drop'));
-    },
-  });
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-}

@@ -1,4 +1,5 @@
 import { EXPOSED_HEADERS, type ErrorRecord } from '../schemas/index.js';
+import { InjectedFault } from './faults.js';
 import type { Admission } from './rate-limiter.js';
 
 /** Error codes the reference server answers with. */
@@ -25,58 +26,89 @@ const CORS_HEADERS: Record<string, string> = {
   'Access-Control-Expose-Headers': EXPOSED_HEADERS.join(', '),
 };
 
-/** A JSON response with the CORS headers every answer carries. */
-export function json(body: unknown, status = 200, headers?: Record<string, string>): Response {
-  // A plain object, not `new Headers` and a `set` per header: this runs on every answer.
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8', ...CORS_HEADERS },
-  });
+/**
+ * A request as the server reads it: the few things every adapter can supply without building a
+ * `Request` (the node:http adapter reads them straight from `IncomingMessage`).
+ */
+export interface Incoming {
+  /** The method as sent. */
+  method: string;
+  url: URL;
+  /** A header's value, duplicates joined with `", "` as `Headers#get` does; `null` when absent. */
+  header(name: string): string | null;
+  /** Opens the body, or `null` when the request has none. */
+  body: (() => ChunkReader) | null;
 }
 
-/** An Error record response whose `status` field equals the HTTP status. */
-export function error(status: number, code: ErrorCode, message: string, headers?: Record<string, string>): Response {
+/** Reads a body chunk by chunk; `ReadableStreamDefaultReader` and Node's stream iterators fit. */
+export interface ChunkReader {
+  read(): Promise<{ done?: boolean | undefined; value?: Uint8Array | undefined }>;
+  cancel(): unknown;
+}
+
+/**
+ * An answer before it becomes a `Response`: building one costs more than the whole route does,
+ * so the node:http adapter writes replies directly (bench/server-throughput.mjs).
+ */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  /** The JSON text, or `null` for no content. */
+  body: string | null;
+  /** An injected fault: only the first half of the body goes out, then the connection is cut. */
+  truncated?: boolean;
+}
+
+/** A JSON reply with the CORS headers every answer carries. */
+export function json(body: unknown, status = 200, headers?: Record<string, string>): Reply {
+  return {
+    status,
+    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8', ...CORS_HEADERS },
+    body: JSON.stringify(body),
+  };
+}
+
+/** An Error record reply whose `status` field equals the HTTP status. */
+export function error(status: number, code: ErrorCode, message: string, headers?: Record<string, string>): Reply {
   const record: ErrorRecord = { code, message, status };
   return json(record, status, headers);
 }
 
-/** An empty response (preflights) with the CORS headers. */
-export function empty(status: number, headers?: HeadersInit): Response {
-  const h = new Headers(headers);
-  for (const [name, value] of Object.entries(CORS_HEADERS)) h.set(name, value);
-  return new Response(null, { status, headers: h });
+/** An empty reply (preflights) with the CORS headers. */
+export function empty(status: number, headers: Record<string, string>): Reply {
+  return { status, headers: { ...headers, ...CORS_HEADERS }, body: null };
 }
 
-/** Sets the `X-RateLimit-*` headers (and `Retry-After` on refusals) on a response. */
-export function withRateLimit(response: Response, admission: Admission): Response {
-  response.headers.set('X-RateLimit-Limit', String(admission.limit));
-  response.headers.set('X-RateLimit-Remaining', String(admission.remaining));
-  response.headers.set('X-RateLimit-Reset', String(admission.reset));
-  if (admission.retryAfter !== undefined) response.headers.set('Retry-After', String(admission.retryAfter));
-  return response;
+/** Sets the `X-RateLimit-*` headers (and `Retry-After` on refusals) on a reply. */
+export function withRateLimit(reply: Reply, admission: Admission): Reply {
+  reply.headers['X-RateLimit-Limit'] = String(admission.limit);
+  reply.headers['X-RateLimit-Remaining'] = String(admission.remaining);
+  reply.headers['X-RateLimit-Reset'] = String(admission.reset);
+  if (admission.retryAfter !== undefined) reply.headers['Retry-After'] = String(admission.retryAfter);
+  return reply;
 }
 
 /** The largest request body accepted: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Reads a request body as UTF-8 text, refusing more than {@link MAX_BODY_BYTES}. */
-export async function readText(request: Request): Promise<{ text: string } | { error: Response }> {
-  const declared = request.headers.get('Content-Length');
+export async function readText(request: Incoming): Promise<{ text: string } | { error: Reply }> {
+  const declared = request.header('Content-Length');
   const tooLarge = () => ({
     error: error(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB). Send a smaller body.`),
   });
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) return tooLarge();
   if (!request.body) return { text: '' };
-  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
+    const reader = request.body();
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done || !value) break;
       total += value.byteLength;
       if (total > MAX_BODY_BYTES) {
-        void reader.cancel().catch(() => {});
+        void Promise.resolve(reader.cancel()).catch(() => {});
         return tooLarge();
       }
       chunks.push(value);
@@ -91,4 +123,29 @@ export async function readText(request: Request): Promise<{ text: string } | { e
   } catch {
     return { error: error(400, 'invalid_body', 'The request body could not be read as UTF-8 text. Send UTF-8 encoded JSON.') };
   }
+}
+
+/** The {@link Incoming} view of a web `Request`. */
+export function fromRequest(request: Request): Incoming {
+  const { body } = request;
+  return {
+    method: request.method,
+    url: new URL(request.url),
+    header: (name) => request.headers.get(name),
+    body: body ? () => body.getReader() : null,
+  };
+}
+
+/** The web `Response` of a reply; a truncated one errors halfway through its body. */
+export function toResponse(reply: Reply): Response {
+  const init = { status: reply.status, headers: reply.headers };
+  if (!reply.truncated || reply.body === null) return new Response(reply.body, init);
+  const bytes = new TextEncoder().encode(reply.body);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes.subarray(0, Math.floor(bytes.length / 2)));
+      controller.error(new InjectedFault('drop'));
+    },
+  });
+  return new Response(body, init);
 }

@@ -6,8 +6,8 @@ import {
   NewPetSchema,
   PET_STATUSES,
 } from '../schemas/index.js';
-import { createFaultPlanner, InjectedFault, truncate } from './faults.js';
-import { empty, error, json, readText, withRateLimit } from './http.js';
+import { createFaultPlanner, InjectedFault } from './faults.js';
+import { empty, error, fromRequest, json, readText, toResponse, withRateLimit, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -37,9 +37,9 @@ export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
 const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
 const ALLOWED_HEADERS = 'Authorization, Content-Type';
 
-type Handler = (ctx: Context) => Response | Promise<Response>;
+type Handler = (ctx: Context) => Reply | Promise<Reply>;
 interface Context {
-  request: Request;
+  request: Incoming;
   url: URL;
   /** The path below `/v1`, e.g. `/pets/3`. */
   base: string;
@@ -53,11 +53,21 @@ interface Route {
   public?: boolean;
 }
 
-function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  // Compare every byte of the longer input so the time taken says nothing about the key.
+const serveReplies = new WeakMap<ReferenceServer, (request: Incoming) => Promise<Reply>>();
+
+/**
+ * The server's answers before they become `Response`s, for the node:http adapter: it writes them
+ * straight to the socket, as Hono's node-server does with its lightweight responses. Internal.
+ */
+export function repliesOf(server: ReferenceServer): ((request: Incoming) => Promise<Reply>) | undefined {
+  return serveReplies.get(server);
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  // Compare every code unit of the longer input so the time taken says nothing about the key.
   const length = Math.max(a.length, b.length);
   let diff = a.length ^ b.length;
-  for (let i = 0; i < length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  for (let i = 0; i < length; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
   return diff === 0;
 }
 
@@ -82,13 +92,11 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   const store = new PetStore(config.pets);
   const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
   const planFault = createFaultPlanner(config.faults);
-  const encoder = new TextEncoder();
-  const keys = [...config.apiKeys.keys()].map((key) => ({ key, bytes: encoder.encode(key) }));
+  const keys = [...config.apiKeys.keys()];
 
   const findKey = (token: string): string | undefined => {
-    const bytes = encoder.encode(token);
     let found: string | undefined;
-    for (const candidate of keys) if (constantTimeEqual(bytes, candidate.bytes)) found = candidate.key;
+    for (const key of keys) if (constantTimeEqual(token, key)) found = key;
     return found;
   };
 
@@ -99,7 +107,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
   ];
 
-  function listPets({ url }: Context): Response {
+  function listPets({ url }: Context): Reply {
     const raw: Record<string, unknown> = {};
     for (const name of ['limit', 'status'] as const) {
       const values = url.searchParams.getAll(name);
@@ -122,8 +130,8 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return json(store.list(query.data.limit ?? LIST_LIMIT.default, query.data.status));
   }
 
-  async function createPet({ request, url }: Context): Promise<Response> {
-    const type = request.headers.get('Content-Type');
+  async function createPet({ request, url }: Context): Promise<Reply> {
+    const type = request.header('Content-Type');
     const mediaType = type?.split(';')[0]?.trim().toLowerCase() ?? '';
     if (mediaType !== 'application/json' && !/^application\/[^/]+\+json$/.test(mediaType)) {
       return error(
@@ -146,7 +154,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });
   }
 
-  function getPet({ params, url, now, base }: Context): Response {
+  function getPet({ params, url, now, base }: Context): Reply {
     const prefix = url.pathname.slice(0, url.pathname.length - base.length);
     const headers = {
       Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
@@ -166,9 +174,9 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return json(pet, 200, headers);
   }
 
-  async function handle(request: Request): Promise<Response> {
+  async function handle(request: Incoming): Promise<Reply> {
     const now = config.now();
-    const url = new URL(request.url);
+    const { url } = request;
     const method = request.method.toUpperCase();
     const segments = url.pathname.split('/');
     const v1 = segments.indexOf('v1');
@@ -183,7 +191,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
         empty(204, {
           Allow: allow,
           'Access-Control-Allow-Methods': allow,
-          'Access-Control-Allow-Headers': request.headers.get('Access-Control-Request-Headers') ?? ALLOWED_HEADERS,
+          'Access-Control-Allow-Headers': request.header('Access-Control-Request-Headers') ?? ALLOWED_HEADERS,
           'Access-Control-Max-Age': '600',
         }),
         anonymous(),
@@ -194,7 +202,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     if (route?.public) {
       admission = anonymous();
     } else {
-      const authorization = request.headers.get('Authorization');
+      const authorization = request.header('Authorization');
       const match = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
       const key = match ? findKey(match[1]!) : undefined;
       if (!key) {
@@ -232,38 +240,44 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return withRateLimit(response, admission);
   }
 
-  async function answer(request: Request): Promise<Response> {
-    let response: Response;
+  async function answer(request: Incoming): Promise<Reply> {
+    let reply: Reply;
     try {
-      response = await handle(request);
+      reply = await handle(request);
     } catch {
       // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
       // a valid Error record rather than a thrown exception.
-      response = error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
+      reply = error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
     }
     // HEAD never has content (RFC 9110 9.3.2), errors included: in-process and through msw no
     // network layer drops it for us, as node:http does.
-    return request.method.toUpperCase() === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    if (request.method.toUpperCase() === 'HEAD') reply.body = null;
+    return reply;
   }
 
-  return {
-    async fetch(request: Request): Promise<Response> {
-      const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(new URL(request.url).pathname) ? undefined : planFault();
-      if (!fault) return answer(request);
-      switch (fault.kind) {
-        case 'latency': {
-          const ms = config.faults?.latencyMs ?? 200;
-          await new Promise((resolve) => setTimeout(resolve, ms));
-          return answer(request);
-        }
-        case 'error':
-          return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
-        case 'drop':
-          if (fault.afterHandling) await answer(request);
-          throw new InjectedFault('drop');
-        case 'truncate':
-          return truncate(await answer(request));
+  /** Answers one request, with a fault drawn first when faults are injected. */
+  async function serve(request: Incoming): Promise<Reply> {
+    const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
+    if (!fault) return answer(request);
+    switch (fault.kind) {
+      case 'latency': {
+        const ms = config.faults?.latencyMs ?? 200;
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return answer(request);
       }
+      case 'error':
+        return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
+      case 'drop':
+        if (fault.afterHandling) await answer(request);
+        throw new InjectedFault('drop');
+      case 'truncate':
+        return { ...(await answer(request)), truncated: true };
+    }
+  }
+
+  const server: ReferenceServer = {
+    async fetch(request: Request): Promise<Response> {
+      return toResponse(await serve(fromRequest(request)));
     },
     reset() {
       store.reset(config.pets);
@@ -274,6 +288,8 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       return { petCount: store.size, keys: limiter.stats() };
     },
   };
+  serveReplies.set(server, serve);
+  return server;
 }
 
 function decodeSafe(text: string): string {
