@@ -26,6 +26,7 @@ export interface FaultOptions {
  */
 export class InjectedFault extends TypeError {
   override readonly name = 'InjectedFault';
+  /** @param kind What was injected: a dropped connection. */
   constructor(readonly kind: 'drop') {
     super('fetch failed: connection dropped by injected fault');
   }

@@ -77,11 +77,17 @@ export interface ResolvedServerOptions {
 
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
 export const DEFAULTS = Object.freeze({
+  /** The demo key, on the Free plan. */
   apiKeys: Object.freeze({ [DEMO_API_KEY]: 'free' }) as Record<string, PlanName | Quota>,
+  /** No seed pets. */
   pets: 0,
+  /** No orders. */
   orders: Object.freeze([]) as readonly unknown[],
+  /** The real clock, read on every request (so fake timers that move `Date.now` move it too). */
   now: () => Date.now(),
+  /** Requests sent while told to wait before a key is banned. */
   banThreshold: 5,
+  /** How long a ban lasts: 15 minutes. */
   banDurationMs: 15 * 60_000,
 });
 

@@ -84,6 +84,34 @@ describe('startReferenceServer', () => {
     expect(text).toContain('"status":404');
   });
 
+  it('a request target no URL can be made of answers a 400 Error record', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(running.url, `GET //[::1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    expect(text).toMatch(/^HTTP\/1\.1 400/);
+    expect(text).toContain('"code":"bad_request"');
+    expect(text).toContain('"status":400');
+  });
+
+  it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(
+      running.url,
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nauthorization: Bearer k\r\nConnection: close\r\n\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 401/);
+    expect(text).toContain('"code":"invalid_api_key"');
+  });
+
+  it('a truncated body from injected faults announces its full length and is cut halfway', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 5, faults: { rate: 1, kinds: ['truncate'] } });
+    const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    const [head, body = ''] = text.split('\r\n\r\n');
+    const announced = Number(/content-length: (\d+)/i.exec(head!)?.[1]);
+    expect(announced).toBeGreaterThan(0);
+    expect(body.length).toBe(Math.floor(announced / 2));
+    await expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).text()).rejects.toThrow();
+  });
+
   it('Location names the host the client used', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const { port } = new URL(running.url);
