@@ -4,11 +4,11 @@
  *
  * @module petstore-sdk/node
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { isInjectedFault } from './server/faults.js';
 import { error, type Incoming, type Reply } from './server/http.js';
-import { createReferenceServer, repliesOf, type ReferenceServer } from './server/server.js';
+import { coreOf, createReferenceServer, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
 /** One answered request, as the CLI logs it. It never holds the API key. */
@@ -47,7 +47,7 @@ export interface RunningReferenceServer {
   close(): Promise<void>;
 }
 
-/** The reference server's view of a node:http request: no `Request` is built (see repliesOf). */
+/** The reference server's view of a node:http request: no `Request` is built (see coreOf). */
 function incoming(req: IncomingMessage, origin: string): Incoming {
   const method = req.method ?? 'GET';
   // The Host header names the origin the client used (Location and Link answers use it).
@@ -77,6 +77,14 @@ function incoming(req: IncomingMessage, origin: string): Incoming {
             return { read: () => chunks.next(), cancel: () => chunks.return?.() };
           },
   };
+}
+
+/** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
+function serialize(reply: Reply): string {
+  const body = reply.body ?? '';
+  const headers = { ...reply.headers, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? ''}\r\n${head}\r\n${body}`;
 }
 
 /** Writes a reply; resolves to the status sent, or 0 when the connection was cut. */
@@ -115,7 +123,7 @@ function send(res: ServerResponse, reply: Reply): number {
 export async function startReferenceServer(options: StartReferenceServerOptions = {}): Promise<RunningReferenceServer> {
   const { port = 0, host = '127.0.0.1', onRequest, ...serverOptions } = options;
   const api = createReferenceServer(serverOptions);
-  const serve = repliesOf(api)!;
+  const { serve, refuse } = coreOf(api)!;
   let origin = '';
   const http = createServer((req, res) => {
     const started = performance.now();
@@ -138,6 +146,19 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
         },
       )
       .then(onRequest && log);
+  });
+  // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
+  // a request; answer it as the server answers everything, not with node's bare 400.
+  http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const reply =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? refuse(431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
+          : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).');
+    socket.end(serialize(reply));
+    onRequest?.({ method: '?', path: '?', status: reply.status, durationMs: 0 });
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'gone'
   | 'payload_too_large'
+  | 'request_timeout'
+  | 'headers_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'api_key_banned'

@@ -14,5 +14,5 @@ export type { KeyStats } from './rate-limiter.js';
 export { InjectedFault, isInjectedFault } from './faults.js';
 export type { FaultKind, FaultOptions } from './faults.js';
 export { openApiDocument } from './openapi.js';
-// generatePets, PetStore, RateLimiter, the reply helpers and repliesOf (the node adapter's fast
+// generatePets, PetStore, RateLimiter, the reply helpers and coreOf (the node adapter's fast
 // path) are internal on purpose: the server's contract is its HTTP behaviour, not its parts.

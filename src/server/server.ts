@@ -7,7 +7,7 @@ import {
   PET_STATUSES,
 } from '../schemas/index.js';
 import { createFaultPlanner, InjectedFault } from './faults.js';
-import { empty, error, fromRequest, json, readText, toResponse, withRateLimit, type Incoming, type Reply } from './http.js';
+import { empty, error, fromRequest, json, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -53,14 +53,25 @@ interface Route {
   public?: boolean;
 }
 
-const serveReplies = new WeakMap<ReferenceServer, (request: Incoming) => Promise<Reply>>();
+/** The server below `fetch`, for the node:http adapter. Internal. */
+export interface ServerCore {
+  /**
+   * Answers a request with a reply, not a `Response`: the node:http adapter writes it straight
+   * to the socket, as Hono's node-server does with its lightweight responses.
+   */
+  serve(request: Incoming): Promise<Reply>;
+  /**
+   * The answer to a request that never became one (HTTP the transport could not parse): an Error
+   * record with the rate-limit headers of an anonymous request, as for a 401.
+   */
+  refuse(status: number, code: ErrorCode, message: string): Reply;
+}
 
-/**
- * The server's answers before they become `Response`s, for the node:http adapter: it writes them
- * straight to the socket, as Hono's node-server does with its lightweight responses. Internal.
- */
-export function repliesOf(server: ReferenceServer): ((request: Incoming) => Promise<Reply>) | undefined {
-  return serveReplies.get(server);
+const cores = new WeakMap<ReferenceServer, ServerCore>();
+
+/** The core of a server made by {@link createReferenceServer}. Internal. */
+export function coreOf(server: ReferenceServer): ServerCore | undefined {
+  return cores.get(server);
 }
 
 function constantTimeEqual(a: string, b: string): boolean {
@@ -288,7 +299,10 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       return { petCount: store.size, keys: limiter.stats() };
     },
   };
-  serveReplies.set(server, serve);
+  cores.set(server, {
+    serve,
+    refuse: (status, code, message) => withRateLimit(error(status, code, message), RateLimiter.anonymous(config.now(), PLANS.free.perMinute)),
+  });
   return server;
 }
 

@@ -92,6 +92,24 @@ describe('startReferenceServer', () => {
     expect(text).toContain('"status":400');
   });
 
+  it('a request node:http cannot parse gets an Error record with rate-limit headers, not a bare 400', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(running.url, `patch /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`);
+    const [head, body] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expect(head).toMatch(/x-ratelimit-remaining: 60/i);
+    expect(head).toMatch(/access-control-allow-origin: \*/i);
+    expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
+  });
+
+  it('headers larger than node:http accepts answer 431 with an Error record', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const [head, body] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431/);
+    expect(JSON.parse(body!)).toMatchObject({ code: 'headers_too_large', status: 431 });
+  });
+
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(
