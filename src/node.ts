@@ -129,15 +129,17 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     const started = performance.now();
     const log = (status: number) =>
       onRequest?.({ method: req.method ?? '?', path: req.url ?? '/', status, durationMs: performance.now() - started });
-    let request: Incoming;
+    let reply: Reply | Promise<Reply>;
     try {
-      request = incoming(req, origin);
+      reply = serve(incoming(req, origin));
     } catch {
-      return void log(send(res, error(400, 'bad_request', 'The request line or headers could not be parsed.')));
+      reply = error(400, 'bad_request', 'The request line or headers could not be parsed.');
     }
-    void serve(request)
+    // Most answers are ready at once; only those that read a body or carry a fault wait.
+    if (!(reply instanceof Promise)) return void log(send(res, reply));
+    void reply
       .then(
-        (reply) => send(res, reply),
+        (ready) => send(res, ready),
         (thrown: unknown) => {
           // Only a dropped connection is thrown (an injected fault); anything else still gets an answer.
           if (!isInjectedFault(thrown) && !res.headersSent) return send(res, error(400, 'bad_request', 'The request could not be handled.'));

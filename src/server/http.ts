@@ -63,11 +63,12 @@ export interface Reply {
 
 /** A JSON reply with the CORS headers every answer carries. */
 export function json(body: unknown, status = 200, headers?: Record<string, string>): Reply {
-  return {
-    status,
-    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8', ...CORS_HEADERS },
-    body: JSON.stringify(body),
-  };
+  return jsonText(JSON.stringify(body), status, headers);
+}
+
+/** A reply of JSON that is already serialized. */
+export function jsonText(text: string, status = 200, headers?: Record<string, string>): Reply {
+  return { status, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8', ...CORS_HEADERS }, body: text };
 }
 
 /** An Error record reply whose `status` field equals the HTTP status. */

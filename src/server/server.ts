@@ -6,8 +6,8 @@ import {
   NewPetSchema,
   PET_STATUSES,
 } from '../schemas/index.js';
-import { createFaultPlanner, InjectedFault } from './faults.js';
-import { empty, error, fromRequest, json, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
+import { empty, error, fromRequest, json, jsonText, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -57,9 +57,10 @@ interface Route {
 export interface ServerCore {
   /**
    * Answers a request with a reply, not a `Response`: the node:http adapter writes it straight
-   * to the socket, as Hono's node-server does with its lightweight responses.
+   * to the socket, as Hono's node-server does with its lightweight responses. Synchronous
+   * unless the request has a body to read or a fault delays it.
    */
-  serve(request: Incoming): Promise<Reply>;
+  serve(request: Incoming): Reply | Promise<Reply>;
   /**
    * The answer to a request that never became one (HTTP the transport could not parse): an Error
    * record with the rate-limit headers of an anonymous request, as for a 401.
@@ -138,7 +139,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
         `${query.message}. limit is an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; status is one of ${PET_STATUSES.join(', ')}.`,
       );
     }
-    return json(store.list(query.data.limit ?? LIST_LIMIT.default, query.data.status));
+    return jsonText(store.listJson(query.data.limit ?? LIST_LIMIT.default, query.data.status));
   }
 
   async function createPet({ request, url }: Context): Promise<Reply> {
@@ -185,7 +186,8 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return json(pet, 200, headers);
   }
 
-  async function handle(request: Incoming): Promise<Reply> {
+  /** Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs). */
+  function handle(request: Incoming): Reply | Promise<Reply> {
     const now = config.now();
     const { url } = request;
     const method = request.method.toUpperCase();
@@ -247,29 +249,38 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       const allow = [...Object.keys(route.methods), ...(route.methods.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
       return withRateLimit(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
     }
-    const response = await handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
-    return withRateLimit(response, admission);
+    const reply = handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
+    return reply instanceof Promise ? reply.then((r) => withRateLimit(r, admission)) : withRateLimit(reply, admission);
   }
 
-  async function answer(request: Incoming): Promise<Reply> {
-    let reply: Reply;
-    try {
-      reply = await handle(request);
-    } catch {
-      // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
-      // a valid Error record rather than a thrown exception.
-      reply = error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
-    }
+  function answer(request: Incoming): Reply | Promise<Reply> {
     // HEAD never has content (RFC 9110 9.3.2), errors included: in-process and through msw no
     // network layer drops it for us, as node:http does.
-    if (request.method.toUpperCase() === 'HEAD') reply.body = null;
-    return reply;
+    const head = request.method.toUpperCase() === 'HEAD';
+    const finish = (reply: Reply) => {
+      if (head) reply.body = null;
+      return reply;
+    };
+    // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
+    // a valid Error record rather than a thrown exception.
+    const failed = () =>
+      finish(error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.'));
+    let reply: Reply | Promise<Reply>;
+    try {
+      reply = handle(request);
+    } catch {
+      return failed();
+    }
+    return reply instanceof Promise ? reply.then(finish, failed) : finish(reply);
   }
 
   /** Answers one request, with a fault drawn first when faults are injected. */
-  async function serve(request: Incoming): Promise<Reply> {
+  function serve(request: Incoming): Reply | Promise<Reply> {
     const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
-    if (!fault) return answer(request);
+    return fault ? faulty(request, fault) : answer(request);
+  }
+
+  async function faulty(request: Incoming, fault: FaultPlan): Promise<Reply> {
     switch (fault.kind) {
       case 'latency': {
         const ms = config.faults?.latencyMs ?? 200;

@@ -2,12 +2,15 @@ import type { NewPet, Pet, PetStatus } from '../schemas/index.js';
 
 /**
  * The in-memory pet store. Ids only grow and pets are never removed, so the insertion-ordered
- * arrays below are already sorted by id: a page costs O(limit) whatever the store holds.
+ * arrays below are already sorted by id: a page costs O(limit) whatever the store holds. Pets
+ * never change either, so each is serialized once, when stored: a page is a join of ready JSON.
  */
 export class PetStore {
   #byId = new Map<number, Pet>();
-  #all: Pet[] = [];
-  #byStatus = new Map<PetStatus, Pet[]>();
+  /** Every pet's JSON, in id order. */
+  #all: string[] = [];
+  /** The JSON of the pets of each status, in id order. */
+  #byStatus = new Map<PetStatus, string[]>();
   #nextId = 1;
 
   constructor(seed: readonly Pet[] = []) {
@@ -24,12 +27,13 @@ export class PetStore {
   }
 
   #insert(pet: Pet): Pet {
+    const json = JSON.stringify(pet);
     this.#byId.set(pet.id, pet);
-    this.#all.push(pet);
+    this.#all.push(json);
     if (pet.status) {
       let list = this.#byStatus.get(pet.status);
       if (!list) this.#byStatus.set(pet.status, (list = []));
-      list.push(pet);
+      list.push(json);
     }
     this.#nextId = Math.max(this.#nextId, pet.id + 1);
     return pet;
@@ -47,10 +51,10 @@ export class PetStore {
     return this.#byId.get(id);
   }
 
-  /** The first `limit` pets in ascending id order, optionally only those with `status`. */
-  list(limit: number, status?: PetStatus): Pet[] {
+  /** The JSON array of the first `limit` pets in ascending id order, optionally only those with `status`. */
+  listJson(limit: number, status?: PetStatus): string {
     const source = status ? (this.#byStatus.get(status) ?? []) : this.#all;
-    return source.slice(0, limit);
+    return `[${source.slice(0, limit).join(',')}]`;
   }
 
   /** How many pets the store holds. */
