@@ -43,8 +43,8 @@ export async function run() {
   const server = createReferenceServer(OPTIONS);
   const inProcess = await compare('http://bench.test/v1', (request) => server.fetch(request));
 
-  const httpRatio = http.a / http.b;
-  const inProcessRatio = inProcess.a / inProcess.b;
+  const httpRatio = http.ratio;
+  const inProcessRatio = inProcess.ratio;
   const rows = [
     { transport: 'loopback HTTP', 'client calls/s': Math.round(http.a), 'raw calls/s': Math.round(http.b), ratio: round(httpRatio) },
     { transport: 'in-process (server.fetch)', 'client calls/s': Math.round(inProcess.a), 'raw calls/s': Math.round(inProcess.b), ratio: round(inProcessRatio) },

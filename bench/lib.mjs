@@ -80,7 +80,8 @@ export async function throughput(call, { concurrency, durationMs, maxCalls = 1_0
 
 /**
  * Measures A and B in alternating rounds (A, B, B, A, …) so drift on a noisy machine hits both
- * alike, and returns each side's median.
+ * alike, and returns each side's median and the median of the per-round ratios A/B. The ratio
+ * of adjacent measurements is what to compare: on a shared VM whole rounds run faster or slower.
  */
 export async function alternate(rounds, measureA, measureB) {
   const a = [];
@@ -94,7 +95,7 @@ export async function alternate(rounds, measureA, measureB) {
       a.push(await measureA());
     }
   }
-  return { a: median(a), b: median(b), samplesA: a, samplesB: b };
+  return { a: median(a), b: median(b), ratio: median(a.map((x, i) => x / b[i])), samplesA: a, samplesB: b };
 }
 
 export function median(values) {
