@@ -50,25 +50,25 @@ export interface RunningReferenceServer {
 /** The reference server's view of a node:http request: no `Request` is built (see coreOf). */
 function incoming(req: IncomingMessage, origin: string): Incoming {
   const method = req.method ?? 'GET';
-  // The Host header names the origin the client used (Location and Link answers use it).
-  const url = /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(req.headers.host ?? '')
-    ? new URL(req.url ?? '/', `http://${req.headers.host}`)
-    : new URL(req.url ?? '/', origin);
   const raw = req.rawHeaders;
+  // From the raw headers, duplicates joined as `Headers#get` joins them: req.headers would keep
+  // only the first Authorization or Content-Type.
+  const header = (name: string) => {
+    let value: string | null = null;
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name.toLowerCase()) {
+        value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
+      }
+    }
+    return value;
+  };
+  // The Host header names the origin the client used (Location and Link answers use it).
+  const host = header('Host') ?? '';
+  const url = /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host) ? new URL(req.url ?? '/', `http://${host}`) : new URL(req.url ?? '/', origin);
   return {
     method,
     url,
-    // From the raw headers, duplicates joined as `Headers#get` joins them: req.headers would
-    // keep only the first Authorization or Content-Type.
-    header(name) {
-      let value: string | null = null;
-      for (let i = 0; i < raw.length; i += 2) {
-        if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name.toLowerCase()) {
-          value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
-        }
-      }
-      return value;
-    },
+    header,
     body:
       method === 'GET' || method === 'HEAD'
         ? null

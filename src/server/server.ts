@@ -105,6 +105,8 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
   const planFault = createFaultPlanner(config.faults);
   const keys = [...config.apiKeys.keys()];
+  /** What a request without a (valid) key is told: an untouched Free-plan minute. */
+  const anonymous = (now: number) => RateLimiter.anonymous(now, PLANS.free.perMinute);
 
   const findKey = (token: string): string | undefined => {
     let found: string | undefined;
@@ -196,7 +198,6 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     const base = v1 < 0 ? undefined : '/' + segments.slice(v1 + 1).join('/');
     const path = base && base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
     const route = path === undefined ? undefined : routes.find((r) => r.pattern.test(path));
-    const anonymous = () => RateLimiter.anonymous(now, PLANS.free.perMinute);
 
     if (method === 'OPTIONS') {
       const allow = route ? [...Object.keys(route.methods), 'HEAD', 'OPTIONS'].join(', ') : 'GET, HEAD, POST, OPTIONS';
@@ -207,13 +208,13 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
           'Access-Control-Allow-Headers': request.header('Access-Control-Request-Headers') ?? ALLOWED_HEADERS,
           'Access-Control-Max-Age': '600',
         }),
-        anonymous(),
+        anonymous(now),
       );
     }
 
     let admission: Admission;
     if (route?.public) {
-      admission = anonymous();
+      admission = anonymous(now);
     } else {
       const authorization = request.header('Authorization');
       const match = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
@@ -224,7 +225,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
           : !match
             ? (['invalid_api_key', 'The Authorization header is malformed. Send "Authorization: Bearer <API_KEY>".'] as const)
             : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
-        return withRateLimit(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous());
+        return withRateLimit(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now));
       }
       admission = limiter.admit(key, now);
       if (admission.refused === 'api_key_banned') {
@@ -312,7 +313,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   };
   cores.set(server, {
     serve,
-    refuse: (status, code, message) => withRateLimit(error(status, code, message), RateLimiter.anonymous(config.now(), PLANS.free.perMinute)),
+    refuse: (status, code, message) => withRateLimit(error(status, code, message), anonymous(config.now())),
   });
   return server;
 }
