@@ -7,7 +7,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { isInjectedFault } from './server/faults.js';
-import { error, type Incoming, type Reply } from './server/http.js';
+import { truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { coreOf, createReferenceServer, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
@@ -103,8 +103,7 @@ function send(res: ServerResponse, reply: Reply): number {
     return reply.status;
   }
   // An injected truncation: half the body, then the connection is cut, as a real fault would.
-  const bytes = Buffer.from(reply.body);
-  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
+  res.write(truncatedBody(reply.body), () => res.destroy());
   return 0;
 }
 
@@ -133,7 +132,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     try {
       reply = serve(incoming(req, origin));
     } catch {
-      reply = error(400, 'bad_request', 'The request line or headers could not be parsed.');
+      reply = refuse(400, 'bad_request', 'The request line or headers could not be parsed.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) return void log(send(res, reply));
@@ -142,7 +141,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
         (ready) => send(res, ready),
         (thrown: unknown) => {
           // Only a dropped connection is thrown (an injected fault); anything else still gets an answer.
-          if (!isInjectedFault(thrown) && !res.headersSent) return send(res, error(400, 'bad_request', 'The request could not be handled.'));
+          if (!isInjectedFault(thrown) && !res.headersSent) return send(res, refuse(400, 'bad_request', 'The request could not be handled.'));
           res.destroy();
           return 0;
         },

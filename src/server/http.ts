@@ -139,14 +139,20 @@ export function fromRequest(request: Request): Incoming {
   };
 }
 
+/** What a truncated reply sends before its connection is cut: the first half of the body's bytes. */
+export function truncatedBody(body: string): Uint8Array {
+  const bytes = new TextEncoder().encode(body);
+  return bytes.subarray(0, Math.floor(bytes.length / 2));
+}
+
 /** The web `Response` of a reply; a truncated one errors halfway through its body. */
 export function toResponse(reply: Reply): Response {
   const init = { status: reply.status, headers: reply.headers };
   if (!reply.truncated || reply.body === null) return new Response(reply.body, init);
-  const bytes = new TextEncoder().encode(reply.body);
+  const half = truncatedBody(reply.body);
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(bytes.subarray(0, Math.floor(bytes.length / 2)));
+      controller.enqueue(half);
       controller.error(new InjectedFault('drop'));
     },
   });

@@ -88,6 +88,7 @@ describe('startReferenceServer', () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET //[::1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
     expect(text).toMatch(/^HTTP\/1\.1 400/);
+    expect(text).toMatch(/x-ratelimit-remaining: 60/i);
     expect(text).toContain('"code":"bad_request"');
     expect(text).toContain('"status":400');
   });
