@@ -6,10 +6,10 @@ const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta
 // Tests import the package by its public names, as users do; these aliases point those names at
 // the sources. The packed tarball is tested separately (test/package).
 export const alias = {
-  'petstore-sdk/server': src('server/index.ts'),
-  'petstore-sdk/msw': src('msw.ts'),
-  'petstore-sdk/node': src('node.ts'),
-  'petstore-sdk': src('index.ts'),
+  '@animal-store/sdk/server': src('server/index.ts'),
+  '@animal-store/sdk/msw': src('msw.ts'),
+  '@animal-store/sdk/node': src('node.ts'),
+  '@animal-store/sdk': src('index.ts'),
 };
 
 export default defineConfig({

@@ -44,7 +44,7 @@ async function measure(name, code, external = []) {
   const byPackage = {};
   for (const [path, { bytesInOutput }] of Object.entries(inputs)) {
     if (bytesInOutput === 0) continue;
-    const pkg = path.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? (/(^|\/)(dist|src)\//.test(path) ? 'petstore-sdk' : path);
+    const pkg = path.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? (/(^|\/)(dist|src)\//.test(path) ? '@animal-store/sdk' : path);
     byPackage[pkg] = (byPackage[pkg] ?? 0) + bytesInOutput;
   }
   const serverStrings = SERVER_ONLY.filter((s) => text.includes(s));

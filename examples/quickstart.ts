@@ -1,7 +1,7 @@
 // The quickstart: `npm start` runs this file. It starts the bundled reference server on a free
 // port, points the client at it, and prints what each call did.
-import { PetStoreClient, ValidationError } from 'petstore-sdk';
-import { startReferenceServer } from 'petstore-sdk/node';
+import { PetStoreClient, ValidationError } from '@animal-store/sdk';
+import { startReferenceServer } from '@animal-store/sdk/node';
 
 // The whole Animal Store API in memory, over real HTTP on 127.0.0.1, with one Pro-plan key
 // and three generated pets.

@@ -1,10 +1,10 @@
 /**
  * The Animal Store SDK: {@link PetStoreClient}, its errors, and the API's types.
  *
- * The reference server (`petstore-sdk/server`), its msw handlers (`petstore-sdk/msw`) and the
- * node:http adapter (`petstore-sdk/node`) are separate entry points.
+ * The reference server (`@animal-store/sdk/server`), its msw handlers (`@animal-store/sdk/msw`) and the
+ * node:http adapter (`@animal-store/sdk/node`) are separate entry points.
  *
- * @module petstore-sdk
+ * @module @animal-store/sdk
  */
 export { PetStoreClient } from './client/client.js';
 export type { ApiResponse, WithResponse } from './client/client.js';

@@ -2,7 +2,7 @@
  * msw adapter of the reference server: request handlers that pass every request under a base URL
  * to `server.fetch`. Works with `setupServer` (`msw/node`) and `setupWorker` (`msw/browser`).
  *
- * @module petstore-sdk/msw
+ * @module @animal-store/sdk/msw
  */
 import { http, HttpResponse, type HttpHandler } from 'msw';
 import { isInjectedFault } from './server/faults.js';
@@ -24,8 +24,8 @@ export interface CreateHandlersOptions {
  * @example
  * ```ts
  * import { setupServer } from 'msw/node';
- * import { createReferenceServer } from 'petstore-sdk/server';
- * import { createHandlers } from 'petstore-sdk/msw';
+ * import { createReferenceServer } from '@animal-store/sdk/server';
+ * import { createHandlers } from '@animal-store/sdk/msw';
  *
  * const api = createReferenceServer({ apiKeys: { 'test-key': 'free' } });
  * const mock = setupServer(...createHandlers(api, { baseUrl: 'https://petstore.test/v1' }));

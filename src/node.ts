@@ -2,7 +2,7 @@
  * Node adapter of the reference server: a real HTTP server on `node:http`, for tests that need a
  * URL and for the `petstore-server` CLI. Node-only; browser bundles never include it.
  *
- * @module petstore-sdk/node
+ * @module @animal-store/sdk/node
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -112,7 +112,7 @@ function send(res: ServerResponse, reply: Reply): number {
  *
  * @example
  * ```ts
- * import { startReferenceServer } from 'petstore-sdk/node';
+ * import { startReferenceServer } from '@animal-store/sdk/node';
  *
  * const { url, close } = await startReferenceServer({ port: 0, apiKeys: { 'test-key': 'pro' } });
  * // point the client at `url` (it ends in /v1), then:

@@ -1,10 +1,10 @@
-// How an app tests its code that uses petstore-sdk: the reference server behind msw handlers,
+// How an app tests its code that uses @animal-store/sdk: the reference server behind msw handlers,
 // so the real client sends real requests and no network is involved.
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PetStoreClient } from 'petstore-sdk';
-import { createHandlers } from 'petstore-sdk/msw';
-import { createReferenceServer } from 'petstore-sdk/server';
+import { PetStoreClient } from '@animal-store/sdk';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { createReferenceServer } from '@animal-store/sdk/server';
 import { Shelter } from './shelter.js';
 
 const baseUrl = 'https://petstore.test/v1';

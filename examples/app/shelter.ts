@@ -3,7 +3,7 @@
  * up for adoption. `shelter.test.ts` tests it against the reference server through msw, the way
  * an app's own tests would.
  */
-import { AuthenticationError, PetStoreClient, RateLimitError, type Pet, type PetStatus } from 'petstore-sdk';
+import { AuthenticationError, PetStoreClient, RateLimitError, type Pet, type PetStatus } from '@animal-store/sdk';
 
 export class Shelter {
   constructor(private readonly client: PetStoreClient) {}

@@ -7,7 +7,7 @@
  * The API's base URL and key come from the page's query string (`?api=…&key=…`), so the page
  * works against any server: the reference server, `petstore-server`, or the real service.
  */
-import { PetStoreClient, PetStoreError, type Pet } from 'petstore-sdk';
+import { PetStoreClient, PetStoreError, type Pet } from '@animal-store/sdk';
 import { mountRateLimitView } from './rate-limit-view.js';
 
 const params = new URLSearchParams(location.search);

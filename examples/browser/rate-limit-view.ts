@@ -2,7 +2,7 @@
  * A small live view of `client.rateLimit`: a meter of the requests left in the window and one
  * log line per change, updated as the client's requests go out and their answers come back.
  */
-import type { RateLimitState, RateLimitStore } from 'petstore-sdk';
+import type { RateLimitState, RateLimitStore } from '@animal-store/sdk';
 
 /** One line describing the state, such as `297 of 300 left, resets at 12:01:00`. */
 export function describeRateLimit(state: RateLimitState | undefined): string {

@@ -7,9 +7,9 @@
  * `node_modules/msw/lib/mockServiceWorker.js`), then bundle this file with the page.
  */
 import { setupWorker } from 'msw/browser';
-import { PetStoreClient } from 'petstore-sdk';
-import { createHandlers } from 'petstore-sdk/msw';
-import { createReferenceServer } from 'petstore-sdk/server';
+import { PetStoreClient } from '@animal-store/sdk';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { createReferenceServer } from '@animal-store/sdk/server';
 
 // A host that does not exist: every answer has to come from the worker.
 const baseUrl = 'https://petstore.test/v1';

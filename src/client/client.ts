@@ -85,7 +85,7 @@ function parseBody(text: string): { json: unknown } | { text: string } {
  *
  * @example
  * ```ts
- * import { PetStoreClient, RateLimitError } from 'petstore-sdk';
+ * import { PetStoreClient, RateLimitError } from '@animal-store/sdk';
  *
  * const client = new PetStoreClient({ apiKey: process.env.PETSTORE_API_KEY, baseUrl: 'https://petstore.example/v1' });
  * const pets = await client.listPets({ limit: 10, status: 'available' });

@@ -1,9 +1,9 @@
 /**
  * The reference server: the whole Animal Store API in memory, as a web-standard `fetch` handler.
- * Use it offline, in tests (through `petstore-sdk/msw` or `petstore-sdk/node`), or from the
+ * Use it offline, in tests (through `@animal-store/sdk/msw` or `@animal-store/sdk/node`), or from the
  * `petstore-server` CLI.
  *
- * @module petstore-sdk/server
+ * @module @animal-store/sdk/server
  */
 export { createReferenceServer, GET_PET_DEPRECATED_AT } from './server.js';
 export { MAX_BODY_BYTES } from './http.js';

@@ -90,7 +90,7 @@ function constantTimeEqual(a: string, b: string): boolean {
  *
  * @example
  * ```ts
- * import { createReferenceServer } from 'petstore-sdk/server';
+ * import { createReferenceServer } from '@animal-store/sdk/server';
  *
  * const server = createReferenceServer({ apiKeys: { 'my-key': 'pro' }, pets: 3 });
  * const response = await server.fetch(

@@ -1,5 +1,5 @@
 // What a browser bundler makes of the package: the client bundles from its exports with no
-// Node built-ins, and `petstore-sdk/node` is refused by its `"browser": null` condition.
+// Node built-ins, and `@animal-store/sdk/node` is refused by its `"browser": null` condition.
 import { describe, expect, it } from 'vitest';
 import { bundle } from './support.js';
 
@@ -13,7 +13,7 @@ describe('bundling for the browser', () => {
     expect(code).not.toMatch(/from\s*["']node:|require\(["']node:/);
   });
 
-  it('petstore-sdk/node is kept out of browser bundles', async () => {
-    await expect(bundle('test/browser/fixtures/imports-node.ts')).rejects.toThrow(/Could not resolve "petstore-sdk\/node"/);
+  it('@animal-store/sdk/node is kept out of browser bundles', async () => {
+    await expect(bundle('test/browser/fixtures/imports-node.ts')).rejects.toThrow(/Could not resolve "@animal-store\/sdk\/node"/);
   });
 });

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from 'petstore-sdk/node';
+import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { bundle, launchChromium, ROOT, serveStatic } from './support.js';
 
 const WAIT = { timeout: 15_000 };

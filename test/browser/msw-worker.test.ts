@@ -1,11 +1,11 @@
 // A real browser with no API server at all: examples/msw-browser runs the reference server
-// behind msw's service worker (msw/browser's setupWorker + petstore-sdk/msw's createHandlers),
+// behind msw's service worker (msw/browser's setupWorker + @animal-store/sdk/msw's createHandlers),
 // and the client talks to a host that does not exist.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pet, RateLimitState } from 'petstore-sdk';
+import type { Pet, RateLimitState } from '@animal-store/sdk';
 import { bundle, launchChromium, ROOT, serveStatic } from './support.js';
 
 interface PageResult {

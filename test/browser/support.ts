@@ -30,7 +30,7 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /**
- * Bundles a page's entry for the browser as users' bundlers do: `petstore-sdk` is resolved
+ * Bundles a page's entry for the browser as users' bundlers do: `@animal-store/sdk` is resolved
  * through its package.json `exports` (the built `dist/`, with the browser conditions), not
  * through the test aliases.
  */

@@ -8,7 +8,7 @@ import {
   type Pet,
   type PetStatus,
   type RateLimitState,
-} from 'petstore-sdk';
+} from '@animal-store/sdk';
 
 declare const client: PetStoreClient;
 

@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
 import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AuthenticationError, ConnectionError, DEFAULTS, PetStoreClient, ValidationError } from 'petstore-sdk';
-import { createHandlers } from 'petstore-sdk/msw';
+import { AuthenticationError, ConnectionError, DEFAULTS, PetStoreClient, ValidationError } from '@animal-store/sdk';
+import { createHandlers } from '@animal-store/sdk/msw';
 import { BASE_URL, run, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();

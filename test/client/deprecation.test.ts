@@ -1,6 +1,6 @@
 import { http } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DeprecationNotice } from 'petstore-sdk';
+import type { DeprecationNotice } from '@animal-store/sdk';
 import { BASE_URL, run, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();

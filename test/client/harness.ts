@@ -3,9 +3,9 @@
  */
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
-import { PetStoreClient, type ClientOptions } from 'petstore-sdk';
-import { createHandlers } from 'petstore-sdk/msw';
-import { createReferenceServer, type ReferenceServerOptions } from 'petstore-sdk/server';
+import { PetStoreClient, type ClientOptions } from '@animal-store/sdk';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { createReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
 
 export const BASE_URL = 'https://petstore.test/v1';
 

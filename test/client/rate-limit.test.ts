@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RateLimitError, type RateLimitState } from 'petstore-sdk';
+import { RateLimitError, type RateLimitState } from '@animal-store/sdk';
 import { settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();

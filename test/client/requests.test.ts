@@ -10,7 +10,7 @@ import {
   RateLimitError,
   ResponseValidationError,
   ValidationError,
-} from 'petstore-sdk';
+} from '@animal-store/sdk';
 import { BASE_URL, run, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();

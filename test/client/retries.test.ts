@@ -1,6 +1,6 @@
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { ConnectionError, InternalServerError, RateLimitError, TimeoutError } from 'petstore-sdk';
+import { ConnectionError, InternalServerError, RateLimitError, TimeoutError } from '@animal-store/sdk';
 import { BASE_URL, run, settle, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();

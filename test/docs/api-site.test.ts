@@ -12,10 +12,10 @@ import { launchChromium } from '../browser/support.js';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY_POINTS = {
-  'petstore-sdk': 'src/index.ts',
-  'petstore-sdk/server': 'src/server/index.ts',
-  'petstore-sdk/msw': 'src/msw.ts',
-  'petstore-sdk/node': 'src/node.ts',
+  '@animal-store/sdk': 'src/index.ts',
+  '@animal-store/sdk/server': 'src/server/index.ts',
+  '@animal-store/sdk/msw': 'src/msw.ts',
+  '@animal-store/sdk/node': 'src/node.ts',
 } as const;
 
 /** What each entry point exports, values and types, as the compiler sees it: the public API. */
@@ -31,7 +31,7 @@ function publicSymbols(): Record<string, string[]> {
   );
 }
 
-/** The typedoc page of a module: `petstore-sdk/server` → modules/petstore-sdk_server.html. */
+/** The typedoc page of a module: `@animal-store/sdk/server` → modules/@animal-store/sdk_server.html. */
 const modulePage = (name: string) => pathToFileURL(join(ROOT, 'docs/api/modules', `${name.replace('/', '_')}.html`)).href;
 
 describe('the API reference (npm run docs)', () => {
@@ -64,7 +64,7 @@ describe('the API reference (npm run docs)', () => {
   });
 
   it('getPet is shown deprecated, with its sunset date and replacement', async () => {
-    await page.goto(pathToFileURL(join(ROOT, 'docs/api/classes/petstore-sdk.PetStoreClient.html')).href);
+    await page.goto(pathToFileURL(join(ROOT, 'docs/api/classes/@animal-store/sdk.PetStoreClient.html')).href);
     const member = page.locator('section.tsd-member', { has: page.locator('#getpet') });
     expect(await member.locator('h3 .deprecated').count()).toBe(1);
     const text = await member.innerText();

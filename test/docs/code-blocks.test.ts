@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULTS } from 'petstore-sdk';
+import { DEFAULTS } from '@animal-store/sdk';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-// Blocks are written inside the repo (not os.tmpdir()) so that `petstore-sdk` resolves to this
+// Blocks are written inside the repo (not os.tmpdir()) so that `@animal-store/sdk` resolves to this
 // package by its own name and msw from node_modules; the folder is git-ignored and outside
 // tsconfig's `include`.
 const OUT = join(ROOT, '.doc-blocks');

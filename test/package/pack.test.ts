@@ -51,10 +51,10 @@ describe('the packed tarball', () => {
   it('an ESM import of every entry point works, and the client talks to the server in-process', async () => {
     await writeFile(
       join(dir, 'esm.mjs'),
-      `import { PetStoreClient, NotFoundError } from 'petstore-sdk';
-import { createReferenceServer } from 'petstore-sdk/server';
-import { createHandlers } from 'petstore-sdk/msw';
-import { startReferenceServer } from 'petstore-sdk/node';
+      `import { PetStoreClient, NotFoundError } from '@animal-store/sdk';
+import { createReferenceServer } from '@animal-store/sdk/server';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { startReferenceServer } from '@animal-store/sdk/node';
 const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
 const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'http://in-process/v1', fetch: (request) => server.fetch(request) });
 const pets = await client.listPets();
@@ -69,10 +69,10 @@ console.log(JSON.stringify({ pets: pets.length, created: created.id, handlers: c
   it('a CJS require of every entry point works, and the client talks to the node adapter over HTTP', async () => {
     await writeFile(
       join(dir, 'cjs.cjs'),
-      `const { PetStoreClient, ValidationError } = require('petstore-sdk');
-const { DEMO_API_KEY } = require('petstore-sdk/server');
-const { createHandlers } = require('petstore-sdk/msw');
-const { startReferenceServer } = require('petstore-sdk/node');
+      `const { PetStoreClient, ValidationError } = require('@animal-store/sdk');
+const { DEMO_API_KEY } = require('@animal-store/sdk/server');
+const { createHandlers } = require('@animal-store/sdk/msw');
+const { startReferenceServer } = require('@animal-store/sdk/node');
 (async () => {
   const running = await startReferenceServer({ port: 0, pets: 1 });
   const client = new PetStoreClient({ apiKey: DEMO_API_KEY, baseUrl: running.url });
@@ -101,10 +101,10 @@ const { startReferenceServer } = require('petstore-sdk/node');
     );
     await writeFile(
       join(dir, 'consumer.ts'),
-      `import { ApiError, PetStoreClient, RateLimitError, type ClientOptions, type Pet, type RateLimitState } from 'petstore-sdk';
-import { createReferenceServer, type ReferenceServerOptions } from 'petstore-sdk/server';
-import { createHandlers } from 'petstore-sdk/msw';
-import { startReferenceServer, type RunningReferenceServer } from 'petstore-sdk/node';
+      `import { ApiError, PetStoreClient, RateLimitError, type ClientOptions, type Pet, type RateLimitState } from '@animal-store/sdk';
+import { createReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { startReferenceServer, type RunningReferenceServer } from '@animal-store/sdk/node';
 
 const serverOptions: ReferenceServerOptions = { apiKeys: { k: 'pro', big: { perMinute: 5000, perDay: 1_000_000 } }, pets: 3 };
 const server = createReferenceServer(serverOptions);
@@ -133,8 +133,8 @@ export { pets, pet, state };
     );
     await writeFile(
       join(dir, 'consumer.cts'),
-      `import sdk = require('petstore-sdk');
-import node = require('petstore-sdk/node');
+      `import sdk = require('@animal-store/sdk');
+import node = require('@animal-store/sdk/node');
 const client: sdk.PetStoreClient = new sdk.PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1' });
 const listed: Promise<sdk.Pet[]> = client.listPets();
 const started: Promise<node.RunningReferenceServer> = node.startReferenceServer();

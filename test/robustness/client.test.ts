@@ -6,9 +6,9 @@
 import { setupServer } from 'msw/node';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionError, InternalServerError, PetStoreClient, RateLimitError, type Pet } from 'petstore-sdk';
-import { createHandlers } from 'petstore-sdk/msw';
-import { createReferenceServer, isInjectedFault, type ReferenceServer } from 'petstore-sdk/server';
+import { ConnectionError, InternalServerError, PetStoreClient, RateLimitError, type Pet } from '@animal-store/sdk';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { createReferenceServer, isInjectedFault, type ReferenceServer } from '@animal-store/sdk/server';
 import { settle } from '../client/harness.js';
 
 const BASE_URL = 'https://robustness.test/v1';

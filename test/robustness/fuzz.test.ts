@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorRecordSchema } from 'petstore-sdk';
-import { startReferenceServer } from 'petstore-sdk/node';
-import { createReferenceServer, MAX_BODY_BYTES, type ReferenceServer } from 'petstore-sdk/server';
+import { ErrorRecordSchema } from '@animal-store/sdk';
+import { startReferenceServer } from '@animal-store/sdk/node';
+import { createReferenceServer, MAX_BODY_BYTES, type ReferenceServer } from '@animal-store/sdk/server';
 
 /** Fixed, so a failure repeats; change it only to explore, and keep the one that found a bug. */
 const SEED = 20261105;

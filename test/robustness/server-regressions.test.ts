@@ -3,7 +3,7 @@
  * the smallest request that showed it.
  */
 import { describe, expect, it } from 'vitest';
-import { createReferenceServer } from 'petstore-sdk/server';
+import { createReferenceServer } from '@animal-store/sdk/server';
 
 describe('reference server: fuzz findings', () => {
   const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 3 });

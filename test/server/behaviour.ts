@@ -3,7 +3,7 @@
  * it, so every behaviour is checked the same way over each path a user can take.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ReferenceServer, ReferenceServerOptions } from 'petstore-sdk/server';
+import type { ReferenceServer, ReferenceServerOptions } from '@animal-store/sdk/server';
 
 /** A way of reaching a reference server: in-process, through msw, or over real HTTP. */
 export interface Transport {
@@ -149,7 +149,7 @@ export function behaviourSuite(transport: Transport): void {
       });
 
       it('with no apiKeys option, the documented demo key works', async () => {
-        const { DEMO_API_KEY } = await import('petstore-sdk/server');
+        const { DEMO_API_KEY } = await import('@animal-store/sdk/server');
         await start({ apiKeys: undefined });
         expect((await send('/pets', { key: DEMO_API_KEY })).status).toBe(200);
         expect(rateLimitHeaders(await send('/pets', { key: DEMO_API_KEY })).limit).toBe(60);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createReferenceServer } from 'petstore-sdk/server';
+import { createReferenceServer } from '@animal-store/sdk/server';
 import { behaviourSuite, T0 } from './behaviour.js';
 
 // In-process: the global fetch is replaced for the suite by one that calls server.fetch.

@@ -1,7 +1,7 @@
 import { setupServer } from 'msw/node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHandlers } from 'petstore-sdk/msw';
-import { createReferenceServer } from 'petstore-sdk/server';
+import { createHandlers } from '@animal-store/sdk/msw';
+import { createReferenceServer } from '@animal-store/sdk/server';
 import { behaviourSuite } from './behaviour.js';
 
 const baseUrl = 'https://petstore.test/v1';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from 'petstore-sdk/node';
+import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
 
 behaviourSuite({
