@@ -1,6 +1,7 @@
 /**
  * What the client needs from its host, reached without Node-only imports so the client runs
- * wherever `fetch` does: `process` (env vars, warnings) when it exists, and abortable timers.
+ * wherever `fetch` does: `process` (env vars, warnings) when it exists, abortable waits, and
+ * listener calls that cannot break a call.
  *
  * @internal
  * @module
@@ -18,20 +19,89 @@ export function hostProcess(): HostProcess | undefined {
 }
 
 /**
- * Resolves after `ms` milliseconds, or rejects with the signal's reason as soon as it aborts.
- * Uses `setTimeout`, so fake timers drive every wait of the client.
+ * An environment variable, or `undefined` where there is no environment or reading it is not
+ * allowed (Deno without `--allow-env` throws `NotCapable`): a denied variable reads as unset.
  */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function env(name: string): string | undefined {
+  try {
+    return hostProcess()?.env?.[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reports an error thrown by a user's listener without letting it change what the client does:
+ * `reportError` where the host has it (browsers, Deno, Bun, Node 22+), else rethrown in a microtask.
+ */
+export function reportListenerError(error: unknown): void {
+  const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
+  if (typeof report === 'function') report(error);
+  else queueMicrotask(() => {
+    throw error;
+  });
+}
+
+/** Calls each listener with `value`; one that throws is reported and the others still run. */
+export function notify<T>(listeners: Iterable<(value: T) => void>, value: T): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(value);
+    } catch (error) {
+      reportListenerError(error);
+    }
+  }
+}
+
+/**
+ * Waits `ms` milliseconds (forever for `Infinity`), or until `wake` resolves, whichever comes
+ * first; rejects with the signal's reason as soon as it aborts. The one abortable wait of the
+ * client: retries, rate-limit windows and waits for a slot all use it, and it uses `setTimeout`,
+ * so fake timers drive every wait.
+ */
+export function sleep(ms: number, signal?: AbortSignal, wake?: (signal: AbortSignal) => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
+    const done = new AbortController();
+    const finish = (error?: unknown) => {
       clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+      done.abort();
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onAbort = () => finish(signal!.reason);
+    const timer = Number.isFinite(ms) ? setTimeout(finish, Math.max(0, ms)) : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
+    wake?.(done.signal).then(() => finish(), () => {});
   });
+}
+
+/** A repeatable event: `next()` resolves on the following `fire()`. */
+export class Signal {
+  #waiters = new Set<() => void>();
+
+  /** Wakes everyone waiting. */
+  fire(): void {
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  /** Resolves on the next `fire()`; rejects with the signal's reason if it aborts first. */
+  next(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        this.#waiters.delete(wake);
+        reject(signal!.reason);
+      };
+      const wake = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.#waiters.add(wake);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
 }

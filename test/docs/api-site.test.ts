@@ -31,8 +31,10 @@ function publicSymbols(): Record<string, string[]> {
   );
 }
 
-/** The typedoc page of a module: `@animal-store/sdk/server` → modules/@animal-store/sdk_server.html. */
-const modulePage = (name: string) => pathToFileURL(join(ROOT, 'docs/api/modules', `${name.replace('/', '_')}.html`)).href;
+/** typedoc's file name for a module: `@animal-store/sdk/server` → `_animal-store_sdk_server`. */
+const slug = (name: string) => name.replace(/[@/]/g, '_');
+/** The typedoc page of a module: `@animal-store/sdk/server` → modules/_animal-store_sdk_server.html. */
+const modulePage = (name: string) => pathToFileURL(join(ROOT, 'docs/api/modules', `${slug(name)}.html`)).href;
 
 describe('the API reference (npm run docs)', () => {
   let output: string;
@@ -64,7 +66,7 @@ describe('the API reference (npm run docs)', () => {
   });
 
   it('getPet is shown deprecated, with its sunset date and replacement', async () => {
-    await page.goto(pathToFileURL(join(ROOT, 'docs/api/classes/@animal-store/sdk.PetStoreClient.html')).href);
+    await page.goto(pathToFileURL(join(ROOT, `docs/api/classes/${slug('@animal-store/sdk')}.PetStoreClient.html`)).href);
     const member = page.locator('section.tsd-member', { has: page.locator('#getpet') });
     expect(await member.locator('h3 .deprecated').count()).toBe(1);
     const text = await member.innerText();

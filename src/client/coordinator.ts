@@ -1,0 +1,114 @@
+/**
+ * The rate-limit coordinator: the one place that decides whether a request may be sent now.
+ *
+ * A client asks its coordinator before every attempt and tells it what every response said. The
+ * default coordinator (`createMemoryCoordinator()`) is shared by the calls of one client; a
+ * shared store (`createRedisCoordinator()` from `@animal-store/sdk/redis`) makes every process
+ * that uses the same store and key act as one client. Any other store can implement this
+ * interface.
+ *
+ * Times cross this interface as durations, never as dates: each process's clock may be off, and
+ * the client has already turned the server's absolute times into durations with the response's
+ * `Date` header.
+ *
+ * @module
+ */
+
+/** The rate-limit budget as the last response announced it. Snapshots are frozen. */
+export interface RateLimitState {
+  /** The request limit of the binding window (`X-RateLimit-Limit`, or the IETF `RateLimit` header's quota). */
+  readonly limit: number;
+  /** Requests left in that window (`X-RateLimit-Remaining`, or the IETF `r`). */
+  readonly remaining: number;
+  /** When that window resets, on this machine's clock. */
+  readonly resetAt: Date;
+  /** Until when the server asked every client of the key to send nothing (after a 429), on this machine's clock. */
+  readonly blockedUntil?: Date;
+}
+
+/**
+ * The client's rate-limit state as an external store: `getSnapshot` returns the same frozen object
+ * until something changes, and both methods work unbound, so
+ * `useSyncExternalStore(client.rateLimit.subscribe, client.rateLimit.getSnapshot)` works in React.
+ */
+export interface RateLimitStore {
+  /** The current state, or `undefined` before any response carried rate-limit headers. */
+  readonly getSnapshot: () => RateLimitState | undefined;
+  /**
+   * Calls `listener` with the new state on each change; returns the function that unsubscribes.
+   * A listener that throws is reported (`reportError`, else rethrown in a microtask) and changes
+   * no call's outcome.
+   */
+  readonly subscribe: (listener: (state: RateLimitState | undefined) => void) => () => void;
+}
+
+/** What the client asks before an attempt. */
+export interface AcquireRequest {
+  /**
+   * Whether to hold the request back when the announced budget is spent (the client's `throttle`
+   * option). A window a 429 announced is honoured either way.
+   */
+  readonly throttle: boolean;
+  /**
+   * How long the slot may be held before a shared store may give it back on its own (the
+   * attempt's timeout plus a margin), so a process that dies holding it does not leak it.
+   */
+  readonly leaseMs: number;
+  /** Aborts when the call is aborted; a store should stop waiting on its backend then. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * The answer to {@link AcquireRequest}: a slot, or how long to wait before asking again.
+ *
+ * - `granted`: send now, and call `release()` once the response has arrived (or the attempt failed).
+ * - `blocked`: a 429 told every client to wait; nothing may be sent for `waitMs`.
+ * - `spent`: the announced budget is used up until its window resets in `waitMs`.
+ * - `busy`: requests in flight may use up the budget (or are probing an unknown one); ask again
+ *   when the state changes, or after `waitMs` at the latest.
+ */
+export type AcquireDecision =
+  | { readonly kind: 'granted'; readonly release: () => void }
+  | { readonly kind: 'blocked' | 'spent' | 'busy'; readonly waitMs: number };
+
+/** What one response said about the rate limit, in durations from when it arrived. */
+export interface RateLimitObservation {
+  /** The HTTP status. */
+  readonly status: number;
+  /**
+   * The budget the response announced, or `undefined` when it carried no usable rate-limit
+   * headers (a proxy stripped them, CORS hid them): the throttle then steps aside until they
+   * appear again.
+   */
+  readonly budget: { readonly limit: number; readonly remaining: number; readonly resetInMs: number } | undefined;
+  /**
+   * For a 429: how long nobody may send (from `Retry-After`, else the budget's reset, else the
+   * client's backoff). `undefined` for other statuses.
+   */
+  readonly blockForMs: number | undefined;
+}
+
+/**
+ * Decides, for every client that shares it, whether a request may be sent now. Implement it to
+ * coordinate clients through a store of your own; the SDK ships an in-memory one (the default)
+ * and a Redis one (`@animal-store/sdk/redis`).
+ *
+ * Rules every implementation keeps:
+ * - after an observation with `blockForMs`, no slot is granted before it ends (`blocked`);
+ * - with `throttle`, the slots in flight never exceed the announced `remaining` (`spent` or `busy`);
+ * - before any response, one request at a time probes the unknown budget (`busy`);
+ * - after a response without a budget, the throttle steps aside (only `blocked` still applies).
+ */
+export interface RateLimitCoordinator extends RateLimitStore {
+  /** Takes a slot if one may be sent now, else says how long to wait. One atomic decision. */
+  acquire(request: AcquireRequest): AcquireDecision | Promise<AcquireDecision>;
+  /** Records what a response said, for every client that shares the coordinator. */
+  observe(observation: RateLimitObservation): void | Promise<void>;
+  /**
+   * Resolves when the shared state may have changed (a response, a released slot), so a waiter
+   * asks again; rejects with the signal's reason when it aborts.
+   */
+  changed(signal?: AbortSignal): Promise<void>;
+  /** Frees what the coordinator holds (connections, subscriptions). Optional. */
+  close?(): Promise<void>;
+}

@@ -1,0 +1,138 @@
+/**
+ * The default coordinator: rate-limit state shared by the calls of one client, in memory.
+ *
+ * @module
+ */
+import type {
+  AcquireDecision,
+  AcquireRequest,
+  RateLimitCoordinator,
+  RateLimitObservation,
+  RateLimitState,
+} from './coordinator.js';
+import { notify, Signal } from './runtime.js';
+
+/**
+ * Two announcements whose resets are this close describe the same window: resets are whole
+ * seconds, and the `Date` header they are measured against is truncated to the second.
+ */
+export const SAME_WINDOW_MS = 2_000;
+
+/** Whether the budget is known: before any response, the first request probes it alone. */
+const enum Announced {
+  Unknown,
+  Yes,
+  No,
+}
+
+/**
+ * Creates the in-memory coordinator, which a client uses when no `coordinator` option is given.
+ * Share one between several clients of the same key in one process to make them act as one.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryCoordinator, PetStoreClient } from '@animal-store/sdk';
+ *
+ * const coordinator = createMemoryCoordinator();
+ * const a = new PetStoreClient({ apiKey, baseUrl, coordinator });
+ * const b = new PetStoreClient({ apiKey, baseUrl, coordinator });
+ * ```
+ */
+export function createMemoryCoordinator(): RateLimitCoordinator {
+  return new MemoryCoordinator();
+}
+
+class MemoryCoordinator implements RateLimitCoordinator {
+  // The state, as numbers; the frozen snapshot is built only when one of them changes.
+  #announced = Announced.Unknown;
+  #limit = 0;
+  #remaining = 0;
+  /** When the announced window resets (ms, this machine's clock); 0 while none is known. */
+  #resetAt = 0;
+  #blockedUntil = 0;
+  #inFlight = 0;
+  #snapshot: RateLimitState | undefined;
+  readonly #changes = new Signal();
+  readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
+
+  readonly getSnapshot = (): RateLimitState | undefined => this.#snapshot;
+
+  readonly subscribe = (listener: (state: RateLimitState | undefined) => void): (() => void) => {
+    // A wrapper per subscription, so the same function subscribed twice is two subscriptions.
+    const entry = (state: RateLimitState | undefined) => listener(state);
+    this.#listeners.add(entry);
+    return () => void this.#listeners.delete(entry);
+  };
+
+  acquire({ throttle }: AcquireRequest): AcquireDecision {
+    const now = Date.now();
+    if (this.#blockedUntil > now) return { kind: 'blocked', waitMs: this.#blockedUntil - now };
+    if (throttle && this.#announced !== Announced.No) {
+      if (this.#announced === Announced.Unknown || this.#resetAt <= now) {
+        // Unknown budget (none yet, or its window has reset): one request probes it, the rest
+        // wait for its answer. Sending them all would turn into a burst of 429s and a ban.
+        if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
+      } else if (this.#remaining - this.#inFlight <= 0) {
+        return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
+      }
+    }
+    this.#inFlight++;
+    let released = false;
+    return {
+      kind: 'granted',
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#inFlight--;
+        this.#changes.fire();
+      },
+    };
+  }
+
+  observe({ budget, blockForMs }: RateLimitObservation): void {
+    const now = Date.now();
+    if (budget) {
+      this.#announced = Announced.Yes;
+      const resetAt = now + budget.resetInMs;
+      if (this.#resetAt === 0 || resetAt > this.#resetAt + SAME_WINDOW_MS) {
+        [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
+      } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS) {
+        // Responses can arrive out of order: within one window, the lowest remaining is the truth.
+        this.#limit = budget.limit;
+        this.#remaining = Math.min(this.#remaining, budget.remaining);
+      }
+    } else {
+      this.#announced = Announced.No;
+    }
+    if (blockForMs !== undefined) this.#blockedUntil = Math.max(this.#blockedUntil, now + blockForMs);
+    this.#publish(now);
+    this.#changes.fire();
+  }
+
+  changed(signal?: AbortSignal): Promise<void> {
+    return this.#changes.next(signal);
+  }
+
+  #publish(now: number): void {
+    if (this.#resetAt === 0) return;
+    const blockedUntil = this.#blockedUntil > now ? this.#blockedUntil : undefined;
+    const current = this.#snapshot;
+    if (
+      current &&
+      current.limit === this.#limit &&
+      current.remaining === this.#remaining &&
+      current.resetAt.getTime() === this.#resetAt &&
+      current.blockedUntil?.getTime() === blockedUntil
+    ) {
+      return;
+    }
+    const state: RateLimitState = Object.freeze({
+      limit: this.#limit,
+      remaining: this.#remaining,
+      resetAt: new Date(this.#resetAt),
+      ...(blockedUntil === undefined ? {} : { blockedUntil: new Date(blockedUntil) }),
+    });
+    this.#snapshot = state;
+    notify(this.#listeners, state);
+  }
+}
