@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
 const shared: Options = {
@@ -14,6 +14,8 @@ const shared: Options = {
   // Cleaned once here: the two builds below run in parallel and must not clean each other's output.
   clean: false,
   target: 'es2022',
+  // The SDK names itself and its version in every request (User-Agent, X-Animal-Store-Client).
+  define: { __SDK_VERSION__: JSON.stringify(JSON.parse(readFileSync('package.json', 'utf8')).version) },
 };
 
 rmSync(new URL('./dist', import.meta.url), { recursive: true, force: true });

@@ -9,7 +9,7 @@
 export { PetStoreClient } from './client/client.js';
 export type { ApiResponse, WithResponse } from './client/client.js';
 export { DEFAULTS } from './client/options.js';
-export type { ClientOptions, Fetch, RequestOptions } from './client/options.js';
+export type { ClientOptions, Fetch, Logger, LogLevel, RequestOptions } from './client/options.js';
 export {
   ApiError,
   AuthenticationError,
@@ -20,11 +20,29 @@ export {
   PetStoreError,
   RateLimitError,
   ResponseValidationError,
+  ThrottledError,
   TimeoutError,
   ValidationError,
 } from './client/errors.js';
-export type { ApiErrorInit } from './client/errors.js';
-export type { RateLimitState, RateLimitStore } from './client/rate-limit.js';
+export type {
+  ApiErrorInit,
+  CallInfo,
+  ConnectionErrorInit,
+  PetStoreErrorInit,
+  ResponseValidationErrorInit,
+  ThrottledErrorInit,
+  ValidationErrorInit,
+} from './client/errors.js';
+export type {
+  AcquireDecision,
+  AcquireRequest,
+  RateLimitCoordinator,
+  RateLimitObservation,
+  RateLimitState,
+  RateLimitStore,
+} from './client/coordinator.js';
+export { createMemoryCoordinator } from './client/memory-coordinator.js';
+export type { ClientEventMap } from './client/events.js';
 export type { DeprecationNotice } from './client/deprecation.js';
 // The schemas the public types are inferred from, for users who validate their own data with them.
 export {
@@ -37,5 +55,5 @@ export {
   PetStatusSchema,
 } from './schemas/index.js';
 export type { ListPetsQuery, NewPet, Pet, PetStatus, ValidationIssue, ErrorRecord } from './schemas/index.js';
-// Internal on purpose: RateLimitGate, the retry rules and the deprecation reporter. Their
+// Internal on purpose: the header parsing, the retry rules and the deprecation reporter. Their
 // behaviour is documented on the options; their shape may change.

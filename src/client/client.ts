@@ -3,8 +3,7 @@
  *
  * @module
  */
-import ky, { NetworkError as KyNetworkError, TimeoutError as KyTimeoutError } from 'ky';
-import { AbortError } from 'p-retry';
+import ky from 'ky';
 import type * as z from 'zod/mini';
 import {
   check,
@@ -18,11 +17,23 @@ import {
   type NewPet,
   type Pet,
 } from '../schemas/index.js';
+import type { RateLimitStore } from './coordinator.js';
 import { DeprecationReporter, GET_PET_NOTICE, noticeFromHeaders } from './deprecation.js';
-import { ApiError, ConnectionError, ResponseValidationError, TimeoutError, ValidationError } from './errors.js';
+import {
+  ApiError,
+  ConnectionError,
+  describeCall,
+  ResponseValidationError,
+  ThrottledError,
+  TimeoutError,
+  ValidationError,
+  type CallInfo,
+} from './errors.js';
+import { ClientEvents, type ClientEventMap } from './events.js';
+import { observeResponse } from './headers.js';
 import { checkTuning, resolveOptions, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
-import { RateLimitGate, rateLimitWaitMs, type RateLimitStore, type WaitBudget } from './rate-limit.js';
-import { withRetries } from './retry.js';
+import { backoffMs, withRetries } from './retry.js';
+import { sleep } from './runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {
@@ -30,6 +41,8 @@ export interface ApiResponse<T> {
   data: T;
   /** The final response (after retries), for its `status` and `headers`. Its body is already read. */
   response: Response;
+  /** The response's `X-Request-Id`, to quote when reporting a problem. */
+  requestId: string | undefined;
 }
 
 /**
@@ -43,29 +56,40 @@ export interface WithResponse {
   createPet(pet: NewPet, options?: RequestOptions): Promise<ApiResponse<Pet>>;
   /**
    * {@link PetStoreClient.getPet}, with the response.
-   * @deprecated `GET /pets/{petId}` is removed on 2030-12-05. Use `listPets({ status })` instead.
+   * @deprecated `GET /pets/{petId}` is removed on 2030-12-05. Keep the `id` `createPet` returns, or find the pet with `listPets`.
    */
   getPet(petId: number, options?: RequestOptions): Promise<ApiResponse<Pet>>;
   /** {@link PetStoreClient.listOrders}, with the response. */
   listOrders(options?: RequestOptions): Promise<ApiResponse<unknown[]>>;
 }
 
+/** One call: what to send and how to read the answer. */
 interface Operation<T> {
   name: keyof WithResponse;
   method: 'GET' | 'POST';
-  path: string;
-  searchParams?: Record<string, string | number | undefined>;
+  /** The URL, query included, built once per call. */
+  url: URL;
   json?: unknown;
   schema: z.ZodMiniType<T>;
 }
 
+/** How many rate-limit waits one call has left; each wait for a window spends one. */
+interface WaitBudget {
+  waits: number;
+}
+
 const REDACTED = '[redacted]';
+/** The reason an attempt's controller aborts with when its deadline passes. */
+const DEADLINE = Symbol('deadline');
+/** The reason an attempt's controller aborts with when the body is too large. */
+const TOO_LARGE = Symbol('too large');
+const decoder = new TextDecoder();
 
 /** Checks a call's argument before anything is sent; `ValidationError` names the field. */
 function argument<S extends z.ZodMiniType>(schema: S, input: unknown, what: string, operation: string): z.infer<S> {
   const checked = check(schema, input, what);
   if (!checked.success) {
-    throw new ValidationError(checked.issues, `${operation}: ${checked.message}. Nothing was sent.`);
+    throw new ValidationError({ issues: checked.issues, message: `${operation}: ${checked.message}. Nothing was sent.` });
   }
   return checked.data;
 }
@@ -79,13 +103,21 @@ function parseBody(text: string): { json: unknown } | { text: string } {
   }
 }
 
+/** A fetch failure that happened before the request left: nothing can have been acted on. */
+function neverSent(cause: unknown): boolean {
+  const code = (cause as { cause?: { code?: string } } | undefined)?.cause?.code ?? (cause as { code?: string } | undefined)?.code;
+  const name = (cause as Error | undefined)?.name;
+  return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || name === 'NotCapable' || name === 'PermissionDenied';
+}
+
 /**
  * The typed client of the Animal Store API: validated arguments and responses, one error
- * hierarchy, retries, and rate limiting coordinated across all calls of the client.
+ * hierarchy, retries, and rate limiting coordinated across all calls of the client (or, with a
+ * shared `coordinator`, across processes).
  *
  * @example
  * ```ts
- * import { PetStoreClient, RateLimitError } from '@animal-store/sdk';
+ * import { PetStoreClient } from '@animal-store/sdk';
  *
  * const client = new PetStoreClient({ apiKey: process.env.PETSTORE_API_KEY, baseUrl: 'https://petstore.example/v1' });
  * const pets = await client.listPets({ limit: 10, status: 'available' });
@@ -94,11 +126,12 @@ function parseBody(text: string): { json: unknown } | { text: string } {
  */
 export class PetStoreClient {
   readonly #options: ResolvedOptions;
-  readonly #gate: RateLimitGate;
   readonly #deprecations: DeprecationReporter;
+  readonly #events = new ClientEvents();
 
   /**
-   * The rate-limit state as the last response announced it, as an external store.
+   * The rate-limit state as the last response announced it (shared with every client of the
+   * same coordinator), as an external store.
    *
    * @example
    * ```ts
@@ -109,7 +142,7 @@ export class PetStoreClient {
   readonly rateLimit: RateLimitStore;
 
   /**
-   * The same operations, resolving to `{ data, response }` so the status and headers can be read.
+   * The same operations, resolving to `{ data, response, requestId }` so the status and headers can be read.
    *
    * @example
    * ```ts
@@ -121,39 +154,41 @@ export class PetStoreClient {
 
   /**
    * Creates a client. `apiKey` and `baseUrl` fall back to `PETSTORE_API_KEY` and
-   * `PETSTORE_BASE_URL` where `process.env` exists.
+   * `PETSTORE_BASE_URL` where an environment exists.
    *
-   * @throws ValidationError when the key is missing, the base URL does not end in `/v1`, or an option is invalid.
+   * @throws ValidationError when the key is missing or malformed, the base URL is not an http(s)
+   * URL ending in `/v1` (or holds credentials), or an option is invalid. The message never
+   * holds the key.
    */
   constructor(options: ClientOptions = {}) {
     this.#options = resolveOptions(options);
-    this.#gate = new RateLimitGate(this.#options.throttle, this.#options.maxRetryDelay);
-    this.#deprecations = new DeprecationReporter(this.#options.onDeprecation);
-    this.rateLimit = { getSnapshot: this.#gate.getSnapshot, subscribe: this.#gate.subscribe };
+    const log = this.#options.log;
+    // Deprecations already reach the console through the default warning; a logger of the
+    // user's own gets them too.
+    this.#deprecations = new DeprecationReporter(this.#options.onDeprecation, options.logger ? (notice) => log.warn(notice.message) : () => {});
+    const { getSnapshot, subscribe } = this.#options.coordinator;
+    this.rateLimit = { getSnapshot, subscribe };
+    const url = (path: string) => new URL(path, this.#options.baseUrl);
     this.withResponse = Object.freeze({
-      listPets: async (query?: ListPetsQuery, options?: RequestOptions) =>
-        this.#call(
-          {
-            name: 'listPets',
-            method: 'GET',
-            path: 'pets',
-            searchParams: argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets'),
-            schema: PetListSchema,
-          },
-          options,
-        ),
+      listPets: async (query?: ListPetsQuery, options?: RequestOptions) => {
+        const { limit, status } = argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets');
+        const target = url('pets');
+        if (limit !== undefined) target.searchParams.set('limit', String(limit));
+        if (status !== undefined) target.searchParams.set('status', status);
+        return this.#call({ name: 'listPets', method: 'GET', url: target, schema: PetListSchema }, options);
+      },
       createPet: async (pet: NewPet, options?: RequestOptions) =>
         this.#call(
-          { name: 'createPet', method: 'POST', path: 'pets', json: argument(NewPetSchema, pet, 'pet', 'createPet'), schema: PetSchema },
+          { name: 'createPet', method: 'POST', url: url('pets'), json: argument(NewPetSchema, pet, 'pet', 'createPet'), schema: PetSchema },
           options,
         ),
       getPet: async (petId: number, options?: RequestOptions) => {
         const id = argument(PetIdSchema, petId, 'petId', 'getPet');
         this.#deprecations.report(GET_PET_NOTICE);
-        return this.#call({ name: 'getPet', method: 'GET', path: `pets/${id}`, schema: PetSchema }, options);
+        return this.#call({ name: 'getPet', method: 'GET', url: url(`pets/${id}`), schema: PetSchema }, options);
       },
       listOrders: async (options?: RequestOptions) =>
-        this.#call({ name: 'listOrders', method: 'GET', path: 'store/orders', schema: OrderListSchema }, options),
+        this.#call({ name: 'listOrders', method: 'GET', url: url('store/orders'), schema: OrderListSchema }, options),
     });
   }
 
@@ -171,7 +206,8 @@ export class PetStoreClient {
 
   /**
    * Adds a pet and resolves to it with its assigned `id`. Retried after a 429 only: after a 5xx,
-   * a timeout or a network error it is never sent again, so no duplicate pet is created.
+   * a timeout or a network error it is never sent again, so no duplicate pet is created; the
+   * error's `mayHaveSucceeded` then says whether the pet may exist.
    *
    * @example
    * ```ts
@@ -185,7 +221,7 @@ export class PetStoreClient {
   /**
    * Fetches one pet by id. The first call warns once (see `onDeprecation`).
    *
-   * @deprecated `GET /pets/{petId}` is removed on 2030-12-05. Use `listPets({ status })` instead.
+   * @deprecated `GET /pets/{petId}` is removed on 2030-12-05. Keep the `id` `createPet` returns, or find the pet with `listPets`.
    * @example
    * ```ts
    * const pet = await client.getPet(42);
@@ -207,9 +243,25 @@ export class PetStoreClient {
     return (await this.withResponse.listOrders(options)).data;
   }
 
+  /**
+   * Listens to what the client does: each `request` sent, each `response` received, each
+   * `retry` and each rate-limit `wait`. Listeners get plain objects without the API key; one that
+   * throws is reported and changes nothing. Returns the function that stops listening.
+   *
+   * @example
+   * ```ts
+   * const stop = client.on('retry', ({ operation, retry, delayMs, error }) =>
+   *   console.log(`${operation}: retry ${retry} in ${delayMs} ms after ${error.name}`),
+   * );
+   * ```
+   */
+  on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void): () => void {
+    return this.#events.on(event, listener);
+  }
+
   /** The client's settings for logs, with the API key redacted. */
   toJSON(): Record<string, unknown> {
-    const { apiKey: _key, baseUrl, fetch, onDeprecation, headers, ...rest } = this.#options;
+    const { apiKey: _key, baseUrl, fetch, onDeprecation, headers, coordinator, log, debug, ...rest } = this.#options;
     return { apiKey: REDACTED, baseUrl: baseUrl.href.replace(/\/$/, ''), ...rest };
   }
 
@@ -224,134 +276,238 @@ export class PetStoreClient {
   }
 
   async #call<T>(operation: Operation<T>, options: RequestOptions = {}): Promise<ApiResponse<T>> {
-    checkTuning(options, `${operation.name} options`);
+    if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, `${operation.name} options`);
     const { signal } = options;
     signal?.throwIfAborted();
+    const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url.href };
     const retries = options.maxRetries ?? this.#options.maxRetries;
-    // Window waits in the gate are shared by all attempts of the call, like its retries.
-    const budget = { waits: retries };
+    // Rate-limit waits are shared by all attempts of the call, like its retries.
+    const budget: WaitBudget = { waits: retries };
+    let attempt = 0;
     try {
-      return await withRetries(() => this.#attempt(operation, options, budget), {
+      return await withRetries(() => this.#attempt(operation, call, options, budget, ++attempt), {
         method: operation.method,
         retries,
         maxRetryDelay: this.#options.maxRetryDelay,
         signal,
+        onRetry: (error, retry, delayMs) => {
+          const { name, message } = error as Error;
+          this.#options.log.info(`${describeCall(call)}: retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${name}: ${message}`);
+          this.#events.emit('retry', { ...call, retry, delayMs, error: error as Error });
+        },
       });
     } catch (error) {
       throw signal?.aborted ? signal.reason : error;
     }
   }
 
-  /** One attempt: pass the gate, send once, read the body, and turn the outcome into data or our error. */
-  async #attempt<T>(operation: Operation<T>, options: RequestOptions, budget: WaitBudget): Promise<ApiResponse<T>> {
-    const { signal } = options;
-    let release: () => void;
-    try {
-      release = await this.#gate.acquire(signal, budget);
-    } catch (error) {
-      // Refused by the gate: nothing was sent, and waiting longer is exactly what was ruled out.
-      throw new AbortError(error as Error);
-    }
-    let response: Response;
-    let text: string;
-    try {
-      const timeout = options.timeout ?? this.#options.timeout;
-      const deadline = Date.now() + timeout;
-      response = await this.#send(operation, options, timeout);
-      this.#gate.observe(response.status, response.headers);
-      this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
-      text = await this.#readBody(operation, response, deadline - Date.now(), timeout, signal);
-    } finally {
-      release();
-    }
-    const body = parseBody(text);
-    const value = 'json' in body ? body.json : body.text;
-    if (!response.ok) {
-      throw ApiError.generate({
-        status: response.status,
-        headers: response.headers,
-        body: value,
-        retryAfterMs: response.status === 429 ? rateLimitWaitMs(response.headers) : undefined,
-      });
-    }
-    if (!('json' in body)) {
-      throw new ResponseValidationError(
-        `${this.#describe(operation)}: the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`,
-        [],
-        value,
-        response.status,
-      );
-    }
-    const checked = check(operation.schema, body.json, 'response');
-    if (!checked.success) {
-      throw new ResponseValidationError(
-        `${this.#describe(operation)}: the response does not match the API's schema: ${checked.message}.`,
-        checked.issues,
-        value,
-        response.status,
-      );
-    }
-    return { data: checked.data, response };
-  }
-
-  /** Sends one request through ky (its retry off), wrapping ky's errors in ours at the boundary. */
-  async #send(operation: Operation<unknown>, options: RequestOptions, timeout: number): Promise<Response> {
-    const headers = new Headers(this.#options.headers);
-    for (const [name, value] of new Headers(options.headers)) headers.set(name, value);
-    headers.set('Accept', 'application/json');
-    headers.set('Authorization', `Bearer ${this.#options.apiKey}`);
-    try {
-      return await ky(new URL(operation.path, this.#options.baseUrl), {
-        method: operation.method,
-        headers,
-        json: operation.json,
-        searchParams: operation.searchParams,
-        timeout,
-        retry: 0,
-        throwHttpErrors: false,
-        signal: options.signal,
-        // ky always calls fetch with a Request, which is all our Fetch type promises to accept.
-        fetch: this.#options.fetch as ((input: unknown, init?: RequestInit) => Promise<Response>) | undefined,
-      });
-    } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason;
-      if (error instanceof KyTimeoutError) {
-        throw this.#timeoutError(operation, timeout);
+  /**
+   * Waits until the coordinator grants a slot. Throws `ThrottledError` without waiting when the
+   * wait would exceed `maxRetryDelay` or the call has no waits left.
+   */
+  async #admit(call: CallInfo, timeout: number, budget: WaitBudget, signal: AbortSignal | undefined): Promise<() => void> {
+    const { coordinator, throttle, maxRetryDelay, log } = this.#options;
+    const request = { throttle, leaseMs: timeout + 5_000, signal };
+    for (;;) {
+      const decision = await coordinator.acquire(request);
+      if (decision.kind === 'granted') return decision.release;
+      const { kind, waitMs } = decision;
+      if (kind !== 'busy') {
+        if (waitMs > maxRetryDelay || budget.waits <= 0) {
+          const code = decision.kind === 'spent' ? 'budget_spent' : decision.kind === 'blocked' && decision.banned ? 'api_key_banned' : 'rate_limited';
+          const why =
+            budget.waits <= 0
+              ? 'the call already waited for as many rate-limit windows as maxRetries allows'
+              : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${Math.round(maxRetryDelay / 1000)} s)`;
+          const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
+          throw new ThrottledError({
+            message: `${describeCall(call)}: not sent: ${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise maxRetryDelay, or use a plan with a higher limit.`,
+            code,
+            retryAfterMs: waitMs,
+            call,
+          });
+        }
+        budget.waits--;
+        log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
+        this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
+        await sleep(waitMs, signal);
+      } else {
+        // Slots in flight may use up the budget: ask again when one is released or a response arrives.
+        await sleep(waitMs, signal, (done) => coordinator.changed(done));
       }
-      // ky's error holds the request, and with it the Authorization header: keep only its cause.
-      const cause = error instanceof KyNetworkError ? error.cause : error;
-      throw new ConnectionError(
-        `${this.#describe(operation)}: the request failed before a response arrived (${cause instanceof Error ? cause.message : String(cause)}). Check the network and baseUrl.`,
-        { cause },
-      );
     }
   }
 
   /**
-   * Reads the body within what is left of the attempt's timeout: ky's timeout ends when the
-   * headers arrive, and a body that stalls must not hang the call.
+   * One attempt: pass the gate, send once, read the body, and turn the outcome into data or our
+   * error. One controller and one deadline end it at whatever stage it is, body included.
    */
-  #readBody(operation: Operation<unknown>, response: Response, ms: number, timeout: number, signal: AbortSignal | undefined): Promise<string> {
+  async #attempt<T>(operation: Operation<T>, call: CallInfo, options: RequestOptions, budget: WaitBudget, attempt: number): Promise<ApiResponse<T>> {
+    const { signal } = options;
+    const timeout = options.timeout ?? this.#options.timeout;
+    const release = await this.#admit(call, timeout, budget, signal);
+    const controller = new AbortController();
+    const abort = () => controller.abort(signal!.reason);
+    signal?.addEventListener('abort', abort, { once: true });
+    const timer = setTimeout(() => controller.abort(DEADLINE), timeout);
+    const started = performance.now();
+    let response: Response | undefined;
+    let text: string | undefined;
+    try {
+      this.#events.emit('request', { ...call, attempt });
+      response = await this.#send(operation, options, controller.signal);
+      if (response.status !== 429) this.#observe(response);
+      this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
+      text = await this.#read(response, controller);
+    } catch (error) {
+      throw this.#failure(error, operation, call, timeout, signal, response);
+    } finally {
+      // A 429 is observed once its Error record is read, to know whether it announced a ban.
+      if (response?.status === 429) this.#observe(response, text);
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
+      release();
+    }
+    const requestId = response.headers.get('X-Request-Id') ?? undefined;
+    if (this.#options.debug) {
+      this.#options.log.debug(
+        `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${(performance.now() - started).toFixed(1)} ms (attempt ${attempt}${requestId ? `, request id ${requestId}` : ''})`,
+      );
+    }
+    this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId });
+    const body = parseBody(text ?? '');
+    const value = 'json' in body ? body.json : body.text;
+    if (!response.ok) throw ApiError.generate({ status: response.status, headers: response.headers, body: value, call });
+    const checked = 'json' in body ? check(operation.schema, body.json, 'response') : undefined;
+    if (!checked?.success) {
+      const error = new ResponseValidationError({
+        message: checked
+          ? `${describeCall(call)}: the response does not match the API's schema: ${checked.message}.`
+          : `${describeCall(call)}: the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`,
+        issues: checked?.issues ?? [],
+        body: value,
+        status: response.status,
+        call,
+      });
+      this.#options.log.error(error.message);
+      throw error;
+    }
+    return { data: checked.data, response, requestId };
+  }
+
+  /** Tells the coordinator what a response said about the rate limit. */
+  #observe(response: Response, text?: string): void {
+    const banned = text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text);
+    const observation = observeResponse(response.status, response.headers, Date.now(), () => backoffMs(1));
+    void Promise.resolve(this.#options.coordinator.observe({ ...observation, banned })).catch(() => {});
+  }
+
+  /** Sends one request through ky (its retry and timeout off: ours are the only ones). */
+  #send(operation: Operation<unknown>, options: RequestOptions, signal: AbortSignal): Promise<Response> {
+    let headers = this.#options.headers;
+    if (options.headers) {
+      headers = new Headers(headers);
+      for (const [name, value] of new Headers(options.headers)) if (name !== 'authorization') headers.set(name, value);
+    }
+    const sent = ky(operation.url, {
+      method: operation.method,
+      headers,
+      json: operation.json,
+      timeout: false,
+      retry: 0,
+      throwHttpErrors: false,
+      signal,
+      // ky always calls fetch with a Request, which is all our Fetch type promises to accept.
+      fetch: this.#options.fetch as ((input: unknown, init?: RequestInit) => Promise<Response>) | undefined,
+    });
+    // A fetch that ignores the signal (an in-process server's) must not hold the attempt: the
+    // abort takes effect at once either way.
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        void response.body?.cancel().catch(() => {});
-        reject(this.#timeoutError(operation, timeout));
-      }, Math.max(0, ms));
-      response.text().then(resolve, (cause: unknown) => {
-        reject(
-          signal?.aborted
-            ? signal.reason
-            : new ConnectionError(`${this.#describe(operation)}: the connection was cut while reading the response body. Check the network.`, { cause }),
-        );
-      }).finally(() => clearTimeout(timer));
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      sent.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
   }
 
-  #timeoutError(operation: Operation<unknown>, timeout: number): TimeoutError {
-    return new TimeoutError(`${this.#describe(operation)}: no complete response within ${timeout} ms (the timeout option). Raise timeout, or check the network.`);
+  /** Reads the body, cancelling the stream the moment the attempt's controller aborts or the size cap is passed. */
+  async #read(response: Response, controller: AbortController): Promise<string> {
+    const max = this.#options.maxResponseBytes;
+    const declared = response.headers.get('Content-Length');
+    if (declared !== null && Number(declared) > max) {
+      controller.abort(TOO_LARGE);
+      void response.body?.cancel().catch(() => {});
+      throw TOO_LARGE;
+    }
+    if (!response.body) return '';
+    const reader = response.body.getReader();
+    const cancel = () => void reader.cancel().catch(() => {});
+    controller.signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const chunks: Uint8Array[] = [];
+      let total = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        controller.signal.throwIfAborted();
+        if (done) break;
+        total += value.byteLength;
+        if (total > max) {
+          controller.abort(TOO_LARGE);
+          throw TOO_LARGE;
+        }
+        chunks.push(value);
+      }
+      if (chunks.length === 1) return decoder.decode(chunks[0]);
+      const bytes = new Uint8Array(total);
+      let offset = 0;
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset);
+        offset += chunk.byteLength;
+      }
+      return decoder.decode(bytes);
+    } finally {
+      controller.signal.removeEventListener('abort', cancel);
+    }
   }
 
-  #describe(operation: Operation<unknown>): string {
-    return `${operation.name} (${operation.method} /${operation.path})`;
+  /** Turns whatever ended an attempt into the caller's abort reason or one of our errors. */
+  #failure(error: unknown, operation: Operation<unknown>, call: CallInfo, timeout: number, signal: AbortSignal | undefined, response: Response | undefined): unknown {
+    if (error instanceof ThrottledError) return error;
+    if (signal?.aborted) return signal.reason;
+    const head = response ? { status: response.status, headers: response.headers } : {};
+    // A POST that left may have been acted on; the API has no idempotency key to tell.
+    const mayHaveSucceeded = response !== undefined ? response.ok : !neverSent(error);
+    const created = operation.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
+    const where = `${describeCall(call)}: `;
+    if (error === DEADLINE || (error as Error | undefined)?.name === 'TimeoutError') {
+      return new TimeoutError({
+        message: `${where}no complete response within ${timeout} ms (the timeout option). Raise timeout, or check the network.${created}`,
+        call,
+        mayHaveSucceeded,
+        ...head,
+      });
+    }
+    if (error === TOO_LARGE) {
+      return new ConnectionError({
+        message: `${where}the response body is larger than maxResponseBytes (${this.#options.maxResponseBytes} bytes); it was not read. Check that baseUrl points at the Animal Store API, or raise maxResponseBytes.${created}`,
+        call,
+        mayHaveSucceeded,
+        ...head,
+      });
+    }
+    // ky's errors hold the request, and with it the Authorization header: keep only their cause.
+    const cause = (error as { name?: string; cause?: unknown }).name === 'NetworkError' ? (error as Error).cause : error;
+    const permission = ['NotCapable', 'PermissionDenied'].includes((cause as Error | undefined)?.name ?? '');
+    const reason = permission
+      ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`
+      : response
+        ? 'the connection was cut while reading the response body'
+        : `the request failed before a response arrived (${cause instanceof Error ? cause.message : String(cause)})`;
+    return new ConnectionError({
+      message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
+      cause,
+      call,
+      mayHaveSucceeded,
+      ...head,
+    });
   }
 }

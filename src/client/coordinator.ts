@@ -69,7 +69,8 @@ export interface AcquireRequest {
  */
 export type AcquireDecision =
   | { readonly kind: 'granted'; readonly release: () => void }
-  | { readonly kind: 'blocked' | 'spent' | 'busy'; readonly waitMs: number };
+  | { readonly kind: 'blocked'; readonly waitMs: number; /** The 429 that set the block said the key is banned (`api_key_banned`). */ readonly banned: boolean }
+  | { readonly kind: 'spent' | 'busy'; readonly waitMs: number };
 
 /** What one response said about the rate limit, in durations from when it arrived. */
 export interface RateLimitObservation {
@@ -86,6 +87,8 @@ export interface RateLimitObservation {
    * client's backoff). `undefined` for other statuses.
    */
   readonly blockForMs: number | undefined;
+  /** For a 429: whether its Error record said the key is banned (`api_key_banned`). */
+  readonly banned: boolean;
 }
 
 /**

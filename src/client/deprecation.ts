@@ -31,7 +31,7 @@ export const warningCode = (operation: string): string =>
 /** The notice for `getPet`, reported on its first call. */
 export const GET_PET_NOTICE: DeprecationNotice = Object.freeze({
   operation: 'getPet',
-  message: `PetStoreClient.getPet() is deprecated and stops working on ${GET_PET_SUNSET.toISOString().slice(0, 10)}. Use listPets({ status }) instead.`,
+  message: `PetStoreClient.getPet() is deprecated and stops working on ${GET_PET_SUNSET.toISOString().slice(0, 10)}. Keep the id that createPet returns, or find the pet with listPets.`,
   sunset: GET_PET_SUNSET,
 });
 
@@ -68,12 +68,17 @@ function warnOnce(notice: DeprecationNotice): void {
 export class DeprecationReporter {
   #reported = new Set<string>();
 
-  constructor(private readonly onDeprecation: ((notice: DeprecationNotice) => void) | undefined) {}
+  constructor(
+    private readonly onDeprecation: ((notice: DeprecationNotice) => void) | undefined,
+    /** Also told of every notice: the client's logger, at `warn`. */
+    private readonly log: (notice: DeprecationNotice) => void,
+  ) {}
 
   /** Reports `notice` unless its operation was already reported by this client. */
   report(notice: DeprecationNotice | undefined): void {
     if (!notice || this.#reported.has(notice.operation)) return;
     this.#reported.add(notice.operation);
+    this.log(notice);
     if (this.onDeprecation) this.onDeprecation(notice);
     else warnOnce(notice);
   }

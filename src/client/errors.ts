@@ -1,10 +1,30 @@
 /**
- * The client's one error hierarchy. Every failure a user can see is a {@link PetStoreError};
- * ky's own errors are wrapped at the boundary and never reach users.
+ * The client's one error hierarchy. Every failure a user can see is a {@link PetStoreError}; the
+ * transport's own errors are wrapped at the boundary and never reach users. Every class takes one
+ * init object, and one table maps an HTTP status to its class.
  *
  * @module
  */
 import { ErrorRecordSchema, formatIssues, type ValidationIssue } from '../schemas/index.js';
+import { retryAfterMs, serverNow } from './headers.js';
+
+/** Which call failed: the client method and the request it sent (never its headers or key). */
+export interface CallInfo {
+  /** The client method, such as `listPets`. */
+  readonly operation: string;
+  /** The HTTP method. */
+  readonly method: string;
+  /** The request URL, query included. */
+  readonly url: string;
+}
+
+/** What every {@link PetStoreError} is made from. */
+export interface PetStoreErrorInit {
+  /** The message, saying what happened and what to do. */
+  message: string;
+  /** The underlying error, when there is one. */
+  cause?: unknown;
+}
 
 /**
  * The base class of every error the client throws.
@@ -21,21 +41,48 @@ import { ErrorRecordSchema, formatIssues, type ValidationIssue } from '../schema
 export class PetStoreError extends Error {
   /** The class name, set as a literal so it survives minification. */
   override readonly name: string = 'PetStoreError';
+
+  /** Creates the error from its init object. */
+  constructor(init: PetStoreErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+  }
+
+  /** What `JSON.stringify(error)` shows: name, message, and `code` and `status` where the error has them. */
+  toJSON(): Record<string, unknown> {
+    const { code, status } = this as { code?: unknown; status?: unknown };
+    return { name: this.name, message: this.message, ...(code === undefined ? {} : { code }), ...(status === undefined ? {} : { status }) };
+  }
 }
 
-/**
- * An argument or option was invalid; nothing was sent. `issues` says which field and why.
- */
+/** What a {@link ValidationError} is made from. */
+export interface ValidationErrorInit extends Partial<PetStoreErrorInit> {
+  /** Each problem found. */
+  issues: readonly ValidationIssue[];
+}
+
+/** An argument or option was invalid; nothing was sent. `issues` says which field and why. */
 export class ValidationError extends PetStoreError {
   override readonly name = 'ValidationError';
   /** Each problem found, with its path and a message. */
   readonly issues: readonly ValidationIssue[];
 
   /** Creates the error; the message is built from `issues` when not given. */
-  constructor(issues: readonly ValidationIssue[], message = formatIssues(issues)) {
-    super(message);
-    this.issues = issues;
+  constructor(init: ValidationErrorInit) {
+    super({ ...init, message: init.message ?? formatIssues(init.issues) });
+    this.issues = init.issues;
   }
+}
+
+/** What a {@link ResponseValidationError} is made from. */
+export interface ResponseValidationErrorInit extends PetStoreErrorInit {
+  /** Each mismatch found. */
+  issues: readonly ValidationIssue[];
+  /** The body as received. */
+  body: unknown;
+  /** The HTTP status. */
+  status: number;
+  /** The call. */
+  call: CallInfo;
 }
 
 /**
@@ -50,19 +97,64 @@ export class ResponseValidationError extends PetStoreError {
   readonly body: unknown;
   /** The HTTP status of the response. */
   readonly status: number;
+  /** The HTTP method of the call. */
+  readonly method: string;
+  /** The URL of the call. */
+  readonly url: string;
 
-  /** Creates the error for a response of `status` whose `body` failed validation. */
-  constructor(message: string, issues: readonly ValidationIssue[], body: unknown, status: number) {
-    super(message);
-    this.issues = issues;
-    this.body = body;
-    this.status = status;
+  /** Creates the error from its init object. */
+  constructor(init: ResponseValidationErrorInit) {
+    super(init);
+    this.issues = init.issues;
+    this.body = init.body;
+    this.status = init.status;
+    this.method = init.call.method;
+    this.url = init.call.url;
   }
 }
 
-/** The request could not be completed: the connection failed or was cut. */
+/** What a {@link ConnectionError} is made from. */
+export interface ConnectionErrorInit extends PetStoreErrorInit {
+  /** The call, when the error belongs to one. */
+  call?: CallInfo | undefined;
+  /** Whether the request may have reached the service and been acted on. */
+  mayHaveSucceeded: boolean;
+  /** The response's status, when its head arrived before the failure. */
+  status?: number | undefined;
+  /** The response's headers, when its head arrived before the failure. */
+  headers?: Headers | undefined;
+}
+
+/**
+ * The request could not be completed: the connection failed or was cut, or the host refused
+ * the request (a Deno permission, say).
+ */
 export class ConnectionError extends PetStoreError {
   override readonly name: string = 'ConnectionError';
+  /**
+   * Whether the request may have reached the service and been acted on. After a `createPet`
+   * that failed this way, the pet may have been created: list pets to check before creating it
+   * again (see the errors guide).
+   */
+  readonly mayHaveSucceeded: boolean;
+  /** The response's status, when its head arrived before the connection failed (a 201 whose body was cut, say). */
+  readonly status: number | undefined;
+  /** The response's headers (with `Location` after a 201), when its head arrived before the failure. */
+  readonly headers: Headers | undefined;
+  /** The HTTP method of the call. */
+  readonly method: string | undefined;
+  /** The URL of the call. */
+  readonly url: string | undefined;
+
+  /** Creates the error from its init object. */
+  constructor(init: ConnectionErrorInit) {
+    super(init);
+    this.mayHaveSucceeded = init.mayHaveSucceeded;
+    this.status = init.status;
+    this.headers = init.headers;
+    this.method = init.call?.method;
+    this.url = init.call?.url;
+  }
 }
 
 /** An attempt took longer than the `timeout` option allows. */
@@ -70,7 +162,7 @@ export class TimeoutError extends ConnectionError {
   override readonly name = 'TimeoutError';
 }
 
-/** What {@link ApiError.generate} needs to build the right error for a response. */
+/** What {@link ApiError.generate} and the `ApiError` classes are made from. */
 export interface ApiErrorInit {
   /** The HTTP status. */
   status: number;
@@ -78,32 +170,45 @@ export interface ApiErrorInit {
   headers: Headers;
   /** The parsed body: an Error record when the server sent one, else whatever arrived. */
   body: unknown;
-  /** For 429s: how long the server asked to wait, in milliseconds. */
-  retryAfterMs?: number;
+  /** The call that got the response; its description leads the message. */
+  call?: CallInfo | undefined;
 }
 
 /**
  * The service answered with an error status. Subclasses name the common ones; use
  * {@link ApiError.generate} to get the right class for a status.
  */
-export class ApiError extends PetStoreError {
+export class ApiError<S extends number = number> extends PetStoreError {
   override readonly name: string = 'ApiError';
   /** The HTTP status. */
-  readonly status: number;
+  readonly status: S;
   /** The Error record's machine-readable code, or a code derived from the status when the body had none. */
   readonly code: string;
   /** The response headers (the request's headers, with the API key, are never kept). */
   readonly headers: Headers;
   /** The body as received: the Error record, other JSON, or text. */
   readonly body: unknown;
+  /** The response's `X-Request-Id`, to quote when reporting a problem. */
+  readonly requestId: string | undefined;
+  /** The HTTP method of the call. */
+  readonly method: string | undefined;
+  /** The URL of the call (it never holds the key). */
+  readonly url: string | undefined;
 
   /** Creates the error; prefer {@link ApiError.generate}, which picks the subclass. */
-  constructor(status: number, code: string, message: string, headers: Headers, body: unknown) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.headers = headers;
-    this.body = body;
+  constructor(init: ApiErrorInit) {
+    const record = ErrorRecordSchema.safeParse(init.body);
+    const requestId = init.headers.get('X-Request-Id') ?? undefined;
+    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record.`;
+    const call = init.call ? `${describeCall(init.call)}: ` : '';
+    super({ message: `${call}${text}${requestId ? ` (request id ${requestId})` : ''}` });
+    this.status = init.status as S;
+    this.code = record.success ? record.data.code : (DEFAULT_CODES[init.status] ?? `http_${init.status}`);
+    this.headers = init.headers;
+    this.body = init.body;
+    this.requestId = requestId;
+    this.method = init.call?.method;
+    this.url = init.call?.url;
   }
 
   /**
@@ -117,28 +222,23 @@ export class ApiError extends PetStoreError {
    * ```
    */
   static generate(init: ApiErrorInit): ApiError {
-    const { status, headers, body } = init;
-    const record = ErrorRecordSchema.safeParse(body);
-    const code = record.success ? record.data.code : (DEFAULT_CODES[status] ?? `http_${status}`);
-    const message = record.success ? record.data.message : `The service answered HTTP ${status} without an Error record.`;
-    if (status === 429) return new RateLimitError(code, message, headers, body, init.retryAfterMs);
-    const Class = status >= 500 ? InternalServerError : (BY_STATUS[status] ?? ApiError);
-    return new Class(status, code, message, headers, body);
+    const Class = init.status >= 500 ? InternalServerError : (BY_STATUS[init.status] ?? ApiError);
+    return new Class(init);
   }
 }
 
 /** 400: the service rejected the request's values. */
-export class BadRequestError extends ApiError {
+export class BadRequestError extends ApiError<400> {
   override readonly name = 'BadRequestError';
 }
 
 /** 401: the API key is missing or invalid. */
-export class AuthenticationError extends ApiError {
+export class AuthenticationError extends ApiError<401> {
   override readonly name = 'AuthenticationError';
 }
 
 /** 404: the requested resource does not exist. */
-export class NotFoundError extends ApiError {
+export class NotFoundError extends ApiError<404> {
   override readonly name = 'NotFoundError';
 }
 
@@ -148,19 +248,64 @@ export class InternalServerError extends ApiError {
 }
 
 /**
- * 429: the rate limit is spent or the key is banned (`code` is `api_key_banned`). Also thrown
- * without sending when the client knows the wait would exceed `maxRetryDelay`.
+ * 429, as the service answered it: the rate limit is spent, or the key is banned (`code` is
+ * `api_key_banned`). A call the client refused without sending is a {@link ThrottledError}.
  */
-export class RateLimitError extends ApiError {
+export class RateLimitError extends ApiError<429> {
   override readonly name = 'RateLimitError';
-  /** How long to wait before the next request may succeed, in milliseconds, when known. */
-  readonly retryAfterMs: number | undefined;
 
-  /** Creates the error; `retryAfterMs` comes from `Retry-After` or `X-RateLimit-Reset`. */
-  constructor(code: string, message: string, headers: Headers, body: unknown, retryAfterMs?: number) {
-    super(429, code, message, headers, body);
-    this.retryAfterMs = retryAfterMs;
+  /**
+   * How long the service asked to wait, in milliseconds, from `Retry-After` (seconds or an
+   * HTTP-date measured against the response's `Date`), when it said so validly.
+   */
+  get retryAfterMs(): number | undefined {
+    return retryAfterMs(this.headers, serverNow(this.headers, Date.now()));
   }
+}
+
+/** What a {@link ThrottledError} is made from. */
+export interface ThrottledErrorInit extends PetStoreErrorInit {
+  /** Why nothing was sent: a 429's window, a ban, or a spent budget. */
+  code: 'rate_limited' | 'api_key_banned' | 'budget_spent';
+  /** How long until a request may be sent, in milliseconds. */
+  retryAfterMs: number;
+  /** The call. */
+  call: CallInfo;
+}
+
+/**
+ * The client refused to send the call: the rate-limit window it knows of lasts longer than
+ * `maxRetryDelay`, or the call already waited as often as `maxRetries` allows. Nothing was sent,
+ * so it has no status and no headers; `retryAfterMs` says when sending may work.
+ */
+export class ThrottledError extends PetStoreError {
+  override readonly name = 'ThrottledError';
+  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up). */
+  readonly code: ThrottledErrorInit['code'];
+  /** How long until a request may be sent, in milliseconds. */
+  readonly retryAfterMs: number;
+  /** When a request may be sent, on this machine's clock. */
+  readonly retryAt: Date;
+  /** The HTTP method of the call. */
+  readonly method: string;
+  /** The URL of the call. */
+  readonly url: string;
+
+  /** Creates the error from its init object. */
+  constructor(init: ThrottledErrorInit) {
+    super(init);
+    this.code = init.code;
+    this.retryAfterMs = init.retryAfterMs;
+    this.retryAt = new Date(Date.now() + init.retryAfterMs);
+    this.method = init.call.method;
+    this.url = init.call.url;
+  }
+}
+
+/** `listPets (GET /pets)`: how messages name a call. */
+export function describeCall(call: CallInfo): string {
+  const path = call.url.replace(/^[^?]*\/v1(?=\/)/, '').replace(/\?.*$/, '');
+  return `${call.operation} (${call.method} ${path})`;
 }
 
 const DEFAULT_CODES: Record<number, string> = {
@@ -170,8 +315,9 @@ const DEFAULT_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
-const BY_STATUS: Record<number, typeof ApiError> = {
+const BY_STATUS: Record<number, new (init: ApiErrorInit) => ApiError> = {
   400: BadRequestError,
   401: AuthenticationError,
   404: NotFoundError,
+  429: RateLimitError,
 };

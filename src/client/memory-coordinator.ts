@@ -50,6 +50,8 @@ class MemoryCoordinator implements RateLimitCoordinator {
   /** When the announced window resets (ms, this machine's clock); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
+  /** Whether the 429 that set `#blockedUntil` announced a ban. */
+  #banned = false;
   #inFlight = 0;
   #snapshot: RateLimitState | undefined;
   readonly #changes = new Signal();
@@ -66,7 +68,7 @@ class MemoryCoordinator implements RateLimitCoordinator {
 
   acquire({ throttle }: AcquireRequest): AcquireDecision {
     const now = Date.now();
-    if (this.#blockedUntil > now) return { kind: 'blocked', waitMs: this.#blockedUntil - now };
+    if (this.#blockedUntil > now) return { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#banned };
     if (throttle && this.#announced !== Announced.No) {
       if (this.#announced === Announced.Unknown || this.#resetAt <= now) {
         // Unknown budget (none yet, or its window has reset): one request probes it, the rest
@@ -89,7 +91,7 @@ class MemoryCoordinator implements RateLimitCoordinator {
     };
   }
 
-  observe({ budget, blockForMs }: RateLimitObservation): void {
+  observe({ budget, blockForMs, banned }: RateLimitObservation): void {
     const now = Date.now();
     if (budget) {
       this.#announced = Announced.Yes;
@@ -104,7 +106,10 @@ class MemoryCoordinator implements RateLimitCoordinator {
     } else {
       this.#announced = Announced.No;
     }
-    if (blockForMs !== undefined) this.#blockedUntil = Math.max(this.#blockedUntil, now + blockForMs);
+    if (blockForMs !== undefined && now + blockForMs >= this.#blockedUntil) {
+      this.#blockedUntil = now + blockForMs;
+      this.#banned = banned;
+    }
     this.#publish(now);
     this.#changes.fire();
   }

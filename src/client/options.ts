@@ -5,76 +5,124 @@
  */
 import * as z from 'zod/mini';
 import { check } from '../schemas/index.js';
+import type { RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
 import { ValidationError } from './errors.js';
-import { hostProcess } from './runtime.js';
+import { createMemoryCoordinator } from './memory-coordinator.js';
+import { env, hostProcess, runtimeName, SDK_ID } from './runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
 
-/** Options of {@link PetStoreClient}. Every one is optional. */
+const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug'] as const;
+
+/** How much the client logs: each level includes the ones before it. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where log lines go: anything with console's methods (console itself, pino, winston). */
+export interface Logger {
+  /** Each attempt and each wait. */
+  debug(message: string, ...args: unknown[]): void;
+  /** Retries. */
+  info(message: string, ...args: unknown[]): void;
+  /** Deprecations and coordinator trouble. */
+  warn(message: string, ...args: unknown[]): void;
+  /** Failed calls. */
+  error(message: string, ...args: unknown[]): void;
+}
+
+/**
+ * Options of {@link PetStoreClient}. `apiKey` and `baseUrl` are required unless the environment
+ * variables `PETSTORE_API_KEY` and `PETSTORE_BASE_URL` give them; every other option has a
+ * default. Each accepts `undefined`, which means the default.
+ */
 export interface ClientOptions {
   /**
-   * The API key, sent as `Authorization: Bearer <key>`. It never appears in errors or logs.
+   * The API key, sent as `Authorization: Bearer <key>`: visible ASCII, no spaces. It never
+   * appears in errors, logs or events. Required unless `PETSTORE_API_KEY` is set.
    * @default process.env.PETSTORE_API_KEY
    */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /**
    * The service's base URL, ending in `/v1` (production and staging are both just base URLs).
+   * In a browser it may be relative (`'/api/v1'`), resolved against the page's address. Required
+   * unless `PETSTORE_BASE_URL` is set.
    * @default process.env.PETSTORE_BASE_URL
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /**
    * How many times a failed call is retried: 429s on any operation; 408, 5xx, network errors
    * and timeouts on GET only.
    * @default 2
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /**
-   * How long one attempt may take before it fails with `TimeoutError`, in milliseconds.
+   * How long one attempt may take, body included, before it fails with `TimeoutError`, in milliseconds.
    * @default 30_000
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * The longest the client waits before a retry or for a rate-limit window, in milliseconds.
-   * A longer wait throws `RateLimitError` at once instead.
+   * A longer wait throws `ThrottledError` (nothing sent) or `RateLimitError` (after a 429) at once.
    * @default 60_000
    */
-  maxRetryDelay?: number;
+  maxRetryDelay?: number | undefined;
   /**
-   * Whether to hold requests back once the known rate-limit budget is spent, instead of
+   * Whether to hold requests back once the announced rate-limit budget is spent, instead of
    * spending requests on 429s.
    * @default true
    */
-  throttle?: boolean;
+  throttle?: boolean | undefined;
+  /**
+   * Where the rate-limit state lives: by default in memory, shared by this client's calls. Pass
+   * `createRedisCoordinator()` from `@animal-store/sdk/redis` to share it with every process
+   * that uses the same key, or `createMemoryCoordinator()` to share it between clients.
+   * @default createMemoryCoordinator()
+   */
+  coordinator?: RateLimitCoordinator | undefined;
+  /**
+   * The largest response body the client reads, in bytes; a larger one fails the attempt.
+   * @default 10_485_760 (10 MiB)
+   */
+  maxResponseBytes?: number | undefined;
+  /**
+   * How much to log: `debug` logs each attempt and wait, `info` each retry, `warn` deprecations.
+   * @default process.env.PETSTORE_LOG, else 'warn'
+   */
+  logLevel?: LogLevel | undefined;
+  /**
+   * Where log lines go. The API key never appears in them.
+   * @default console
+   */
+  logger?: Logger | undefined;
   /**
    * The `fetch` to send requests with.
    * @default globalThis.fetch
    */
-  fetch?: Fetch;
+  fetch?: Fetch | undefined;
   /**
    * Extra headers sent with every request. `Authorization` is always set from `apiKey`.
    * @default {}
    */
-  headers?: HeadersInit;
+  headers?: HeadersInit | undefined;
   /**
    * Called once per client and operation when an operation is deprecated, instead of the
    * default warning (`process.emitWarning` in Node, else `console.warn`).
    * @default undefined
    */
-  onDeprecation?: (notice: DeprecationNotice) => void;
+  onDeprecation?: ((notice: DeprecationNotice) => void) | undefined;
 }
 
 /** Options of one call; each overrides the client's option of the same name. */
 export interface RequestOptions {
   /** Cancels the call, its waits and the request in flight; the call rejects with `signal.reason`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Per-attempt timeout in milliseconds. @default the client's `timeout` */
-  timeout?: number;
+  timeout?: number | undefined;
   /** How many retries this call may make. @default the client's `maxRetries` */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Extra headers for this call, merged over the client's. */
-  headers?: HeadersInit;
+  headers?: HeadersInit | undefined;
 }
 
 /** The defaults of {@link ClientOptions}; no default is repeated elsewhere. */
@@ -87,6 +135,10 @@ export const DEFAULTS = Object.freeze({
   maxRetryDelay: 60_000,
   /** Hold requests back once the known budget is spent. */
   throttle: true,
+  /** The largest response body read: 10 MiB. */
+  maxResponseBytes: 10 * 1024 * 1024,
+  /** Log warnings (deprecations) and errors only. */
+  logLevel: 'warn' as LogLevel,
 });
 
 /** Options after defaults and environment variables are applied and every value is checked. */
@@ -98,7 +150,15 @@ export interface ResolvedOptions {
   timeout: number;
   maxRetryDelay: number;
   throttle: boolean;
+  coordinator: RateLimitCoordinator;
+  maxResponseBytes: number;
+  logLevel: LogLevel;
+  /** The logger, with the methods below the level replaced by no-ops. */
+  log: Logger;
+  /** Whether debug lines are logged (so the hot path skips building them). */
+  debug: boolean;
   fetch: Fetch | undefined;
+  /** The headers of every request: the client's, then Accept, the SDK's name and Authorization. */
   headers: Headers;
   onDeprecation: ((notice: DeprecationNotice) => void) | undefined;
 }
@@ -110,47 +170,84 @@ const TuningSchema = z.object({
   maxRetries: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
   timeout: z.optional(z.number().check(z.positive(), z.maximum(2 ** 31 - 1))),
   maxRetryDelay: z.optional(Milliseconds),
+  maxResponseBytes: z.optional(z.int().check(z.positive())),
+  logLevel: z.optional(z.enum(LOG_LEVELS)),
 });
 
-/** Checks `maxRetries`, `timeout` and `maxRetryDelay`, throwing `ValidationError` that names the field. */
-export function checkTuning(options: Pick<ClientOptions, 'maxRetries' | 'timeout' | 'maxRetryDelay'>, what: string): void {
+/** Checks the numeric options, throwing `ValidationError` that names the field. */
+export function checkTuning(options: object, what: string): void {
   const checked = check(TuningSchema, options, what);
-  if (!checked.success) throw new ValidationError(checked.issues, `${what}: ${checked.message}.`);
+  if (!checked.success) throw new ValidationError({ issues: checked.issues, message: `${what}: ${checked.message}.` });
 }
 
 function configError(message: string, path: string): ValidationError {
-  return new ValidationError([{ code: 'custom', path: [path], message, input: undefined }], message);
+  return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
+}
+
+const NO_LOG = () => {};
+
+/** The logger with every method above `level` silenced. */
+function levelled(logger: Logger, level: LogLevel): Logger {
+  const rank = LOG_LEVELS.indexOf(level);
+  const at = (name: Exclude<LogLevel, 'off'>) => (LOG_LEVELS.indexOf(name) <= rank ? logger[name].bind(logger) : NO_LOG);
+  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
 }
 
 /**
- * Applies defaults and environment variables (`PETSTORE_API_KEY`, `PETSTORE_BASE_URL`, where
- * `process.env` exists) and checks every option once, throwing `ValidationError` that says what to fix.
+ * The base URL, resolved against the page's address where there is one (a relative `'/api/v1'`
+ * in a browser), checked: http(s), no credentials, ending in `/v1`. Messages never echo a password.
+ */
+function resolveBaseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw, (globalThis as { location?: { href?: string } }).location?.href);
+  } catch {
+    throw configError(`baseUrl "${raw.slice(0, 200)}" is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
+  }
+  if (url.username || url.password) {
+    throw configError('baseUrl must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.', 'baseUrl');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw configError(`baseUrl must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".`, 'baseUrl');
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/v1') || url.search || url.hash) {
+    throw configError(`baseUrl "${url.href}" must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
+  }
+  url.pathname = `${path}/`;
+  return url;
+}
+
+/**
+ * Applies defaults and environment variables (`PETSTORE_API_KEY`, `PETSTORE_BASE_URL`,
+ * `PETSTORE_LOG`, where an environment exists) and checks every option once, throwing
+ * `ValidationError` that says what to fix.
  */
 export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
-  const env = hostProcess()?.env ?? {};
-  const apiKey = options.apiKey ?? env.PETSTORE_API_KEY;
+  const apiKey = options.apiKey ?? env('PETSTORE_API_KEY');
   if (!apiKey) {
     throw configError('apiKey is missing. Pass new PetStoreClient({ apiKey }) or set the PETSTORE_API_KEY environment variable.', 'apiKey');
   }
-  const rawBase = options.baseUrl ?? env.PETSTORE_BASE_URL;
+  if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
+    // The key itself is never part of the message: it may be a real key with a stray newline.
+    throw configError('apiKey must be visible ASCII characters with no spaces, tabs or line breaks (check for a trailing newline).', 'apiKey');
+  }
+  const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
   if (!rawBase) {
     throw configError(
       'baseUrl is missing. Pass new PetStoreClient({ baseUrl: "https://<host>/v1" }) or set the PETSTORE_BASE_URL environment variable.',
       'baseUrl',
     );
   }
-  let baseUrl: URL;
-  try {
-    baseUrl = new URL(rawBase);
-  } catch {
-    throw configError(`baseUrl "${rawBase}" is not an absolute URL. Use one such as "https://<host>/v1".`, 'baseUrl');
-  }
-  const path = baseUrl.pathname.replace(/\/+$/, '');
-  if (!path.endsWith('/v1') || baseUrl.search || baseUrl.hash) {
-    throw configError(`baseUrl "${rawBase}" must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
-  }
-  baseUrl.pathname = `${path}/`;
-  checkTuning(options, 'PetStoreClient options');
+  const baseUrl = resolveBaseUrl(rawBase);
+  const logLevel = options.logLevel ?? (env('PETSTORE_LOG') as LogLevel | undefined) ?? DEFAULTS.logLevel;
+  checkTuning({ ...options, logLevel }, 'PetStoreClient options');
+  const headers = new Headers(options.headers);
+  headers.set('Accept', 'application/json');
+  // Browsers refuse to let a page set User-Agent; the X- header names the SDK there.
+  if (hostProcess() === undefined) headers.set('X-Animal-Store-Client', SDK_ID);
+  else headers.set('User-Agent', `${SDK_ID} (${runtimeName()})`);
+  headers.set('Authorization', `Bearer ${apiKey}`);
   return {
     apiKey,
     baseUrl,
@@ -158,8 +255,13 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     timeout: options.timeout ?? DEFAULTS.timeout,
     maxRetryDelay: options.maxRetryDelay ?? DEFAULTS.maxRetryDelay,
     throttle: options.throttle ?? DEFAULTS.throttle,
+    coordinator: options.coordinator ?? createMemoryCoordinator(),
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+    logLevel,
+    log: levelled(options.logger ?? console, logLevel),
+    debug: logLevel === 'debug',
     fetch: options.fetch,
-    headers: new Headers(options.headers),
+    headers,
     onDeprecation: options.onDeprecation,
   };
 }

@@ -105,3 +105,16 @@ export class Signal {
     });
   }
 }
+
+/** The SDK's name and version, sent with every request. Replaced at build time. */
+export const SDK_ID = `@animal-store/sdk/${typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev'}`;
+declare const __SDK_VERSION__: string | undefined;
+
+/** The runtime, for the User-Agent: `node/24.1.0`, `bun/1.4.5`, `deno/2.9.6`, or `unknown`. */
+export function runtimeName(): string {
+  const versions = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process?.versions;
+  if (versions?.bun) return `bun/${versions.bun}`;
+  const deno = (globalThis as { Deno?: { version?: { deno?: string } } }).Deno?.version?.deno;
+  if (deno) return `deno/${deno}`;
+  return versions?.node ? `node/${versions.node}` : 'unknown';
+}

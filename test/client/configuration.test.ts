@@ -22,8 +22,8 @@ function recordingFetch() {
 }
 
 describe('configuration', () => {
-  it('the documented defaults are 2 retries, 30 s per attempt, 60 s max retry delay and throttle on', () => {
-    expect(DEFAULTS).toEqual({ maxRetries: 2, timeout: 30_000, maxRetryDelay: 60_000, throttle: true });
+  it('the documented defaults are 2 retries, 30 s per attempt, 60 s max retry delay, throttle on, 10 MiB bodies and warn logs', () => {
+    expect(DEFAULTS).toEqual({ maxRetries: 2, timeout: 30_000, maxRetryDelay: 60_000, throttle: true, maxResponseBytes: 10 * 1024 * 1024, logLevel: 'warn' });
     expect(client().toJSON()).toMatchObject(DEFAULTS);
   });
 
@@ -36,7 +36,7 @@ describe('configuration', () => {
   it('a base URL whose path does not end in /v1 throws ValidationError that shows the expected form', () => {
     expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test/v2' })).toThrow(ValidationError);
     expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test' })).toThrow(/must end in the version segment \/v1/);
-    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'petstore.test/v1' })).toThrow(/not an absolute URL/);
+    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'petstore.test/v1' })).toThrow(/is not a URL/);
   });
 
   it('an invalid numeric option throws ValidationError that names it', () => {

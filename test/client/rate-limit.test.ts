@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RateLimitError, type RateLimitState } from '@animal-store/sdk';
+import { ThrottledError, type RateLimitState } from '@animal-store/sdk';
 import { settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
@@ -17,7 +17,7 @@ describe('coordinated rate limiting', () => {
     // maxRetryDelay (60 s) each; the rest are refused without being sent.
     expect(served).toHaveLength(180);
     expect(refused).toHaveLength(20);
-    for (const r of refused) expect(r.reason).toBeInstanceOf(RateLimitError);
+    for (const r of refused) expect(r.reason).toBeInstanceOf(ThrottledError);
     const stats = server.inspect().keys['key-free']!;
     expect(stats).toEqual({ requests: 180, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
   });
@@ -46,12 +46,14 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 6, rateLimited: 0 });
   });
 
-  it('throttle: a wait for the reset longer than maxRetryDelay throws RateLimitError without sending', async () => {
+  it('throttle: a wait for the reset longer than maxRetryDelay throws ThrottledError without sending', async () => {
     const ent = client({ apiKey: 'key-ent', maxRetryDelay: 10_000 });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
     const outcome = await settle(ent.listPets({ limit: 1 }));
-    expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(RateLimitError);
-    expect((outcome as { reason: RateLimitError }).reason.retryAfterMs).toBeGreaterThan(45_000);
+    expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(ThrottledError);
+    expect((outcome as { reason: ThrottledError }).reason.code).toBe('budget_spent');
+    expect('status' in (outcome as { reason: ThrottledError }).reason).toBe(false);
+    expect((outcome as { reason: ThrottledError }).reason.retryAfterMs).toBeGreaterThan(45_000);
     expect(server.inspect().keys['key-ent']!.requests).toBe(5);
   });
 

@@ -6,7 +6,7 @@
 import { setupServer } from 'msw/node';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionError, InternalServerError, PetStoreClient, RateLimitError, type Pet } from '@animal-store/sdk';
+import { ConnectionError, InternalServerError, PetStoreClient, ThrottledError, type Pet } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { createReferenceServer, isInjectedFault, type ReferenceServer } from '@animal-store/sdk/server';
 import { settle } from '../client/harness.js';
@@ -148,12 +148,12 @@ describe('fault injection: 30% of requests get latency, a 503, a dropped connect
 });
 
 describe('storm: 500 concurrent calls from one client on a Free-plan key', () => {
-  it('every call settles with pets or a RateLimitError, nothing reaches the server inside Retry-After, and the key is never banned', async () => {
+  it('every call settles with pets or a ThrottledError, nothing reaches the server inside Retry-After, and the key is never banned', async () => {
     const server = serve(createReferenceServer({ apiKeys: { [KEYS.storm]: 'free' }, pets: 5 }));
     const client = new PetStoreClient({ apiKey: KEYS.storm, baseUrl: BASE_URL });
     const { values, errors } = await settleAll(Array.from({ length: 500 }, () => client.listPets()));
     expect(values.length + errors.length).toBe(500);
-    for (const error of errors) expect(error).toBeInstanceOf(RateLimitError);
+    for (const error of errors) expect(error).toBeInstanceOf(ThrottledError);
     for (const pets of values) expect(pets).toHaveLength(5);
     expect(values.length).toBeGreaterThanOrEqual(60);
     const stats = server.inspect().keys[KEYS.storm]!;

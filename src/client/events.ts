@@ -1,0 +1,48 @@
+/**
+ * What the client tells programs that listen: each request, response, retry and rate-limit wait,
+ * as plain objects that never hold the API key.
+ *
+ * @module
+ */
+import type { CallInfo } from './errors.js';
+import { notify } from './runtime.js';
+
+/** The payload of each event {@link PetStoreClient.on} can listen to. */
+export interface ClientEventMap {
+  /** An attempt is about to be sent. `attempt` counts from 1. */
+  request: CallInfo & { readonly attempt: number };
+  /** An attempt's response head arrived (its body is read next). */
+  response: CallInfo & {
+    readonly attempt: number;
+    readonly status: number;
+    /** Milliseconds from sending to the body being read. */
+    readonly durationMs: number;
+    /** The response's `X-Request-Id`. */
+    readonly requestId: string | undefined;
+  };
+  /** A failed attempt will be retried after `delayMs` (0 for a 429: the wait happens as a `wait` event). */
+  retry: CallInfo & { readonly retry: number; readonly delayMs: number; readonly error: Error };
+  /**
+   * The call waits before sending: `blocked` (a 429 asked every client of the key to wait) or
+   * `spent` (the announced budget is used up until its reset).
+   */
+  wait: CallInfo & { readonly reason: 'blocked' | 'spent'; readonly waitMs: number; readonly until: Date };
+}
+
+/** The client's listeners. Emitting without listeners costs one lookup. */
+export class ClientEvents {
+  #listeners = new Map<keyof ClientEventMap, Set<(payload: never) => void>>();
+
+  on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void): () => void {
+    let set = this.#listeners.get(event);
+    if (!set) this.#listeners.set(event, (set = new Set()));
+    const entry = (payload: ClientEventMap[E]) => listener(payload);
+    set.add(entry as (payload: never) => void);
+    return () => void set.delete(entry as (payload: never) => void);
+  }
+
+  emit<E extends keyof ClientEventMap>(event: E, payload: ClientEventMap[E]): void {
+    const set = this.#listeners.get(event);
+    if (set?.size) notify(set as Set<(payload: ClientEventMap[E]) => void>, payload);
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Reading what a response says about the rate limit, strictly: header values come from servers
+ * and proxies the client does not control, so each is parsed by its grammar and bounded, and
+ * anything else counts as absent. Absolute times are turned into durations on the server's own
+ * clock (its `Date` header), so a client whose clock is off behaves as one whose clock is right.
+ *
+ * @internal
+ * @module
+ */
+import type { RateLimitObservation } from './coordinator.js';
+
+/** The API's longest window: a wait or reset further ahead than this is not believed. */
+export const MAX_WINDOW_MS = 86_400_000;
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+// RFC 9110 IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`, nothing else.
+const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+
+/** An IMF-fixdate in milliseconds since the epoch, or `undefined` for anything else. */
+export function parseHttpDate(value: string | null): number | undefined {
+  const match = value === null ? null : IMF_FIXDATE.exec(value.trim());
+  if (!match) return undefined;
+  const [, day, month, year, hour, minute, second] = match;
+  const ms = Date.UTC(Number(year), MONTHS.indexOf(month!), Number(day), Number(hour), Number(minute), Number(second));
+  // Date.UTC rolls 31 Feb over into March: only a date that reads back the same is real.
+  return new Date(ms).getUTCDate() === Number(day) && Number(hour) < 24 && Number(minute) < 60 && Number(second) < 61 ? ms : undefined;
+}
+
+/** A non-negative decimal integer no longer than `digits`, or `undefined`. */
+function count(value: string | null | undefined, digits = 15): number | undefined {
+  const text = value?.trim();
+  return text && text.length <= digits && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** A duration in milliseconds, `undefined` when it is negative or past the longest window. */
+function bounded(ms: number): number | undefined {
+  return ms >= 0 && ms <= MAX_WINDOW_MS ? ms : undefined;
+}
+
+/**
+ * Milliseconds to wait as `Retry-After` says: whole seconds (a fraction rounds up) or an
+ * IMF-fixdate, measured against the server's clock `serverNow`. Anything else, a negative value,
+ * or a wait past one day reads as absent.
+ */
+export function retryAfterMs(headers: Headers, serverNow: number): number | undefined {
+  const value = headers.get('Retry-After')?.trim();
+  if (!value) return undefined;
+  if (/^\d{1,9}(\.\d+)?$/.test(value)) return bounded(Math.ceil(Number(value)) * 1000);
+  const date = parseHttpDate(value);
+  return date === undefined ? undefined : bounded(Math.max(0, date - serverNow));
+}
+
+/** One member of a structured-field list: `"default";r=50;t=30` → `{ r: 50, t: 30 }`. */
+function parameters(member: string): Record<string, number> | undefined {
+  const [name, ...params] = member.split(';').map((part) => part.trim());
+  if (!name || !/^("[^"]*"|[A-Za-z*][\w:.*/-]*)$/.test(name)) return undefined;
+  const out: Record<string, number> = {};
+  for (const param of params) {
+    const match = /^([a-z*][a-z0-9_.*-]*)=(\d{1,15})$/.exec(param);
+    if (match) out[match[1]!] = Number(match[2]);
+    else if (!/^[a-z*][a-z0-9_.*-]*(=.*)?$/.test(param)) return undefined;
+  }
+  return out;
+}
+
+/**
+ * The budget of draft-ietf-httpapi-ratelimit-headers: `RateLimit: "default";r=50;t=30` (remaining,
+ * and seconds until more quota: relative, so skew-free), with the quota from the
+ * `RateLimit-Policy` of the same name when there is one. Malformed fields are ignored.
+ */
+function ietfBudget(headers: Headers): RateLimitObservation['budget'] {
+  const field = headers.get('RateLimit');
+  if (!field) return undefined;
+  let best: { name: string; r: number; t: number } | undefined;
+  for (const member of field.split(',')) {
+    const params = parameters(member);
+    if (!params || params.r === undefined || params.t === undefined) continue;
+    const resetInMs = bounded(params.t * 1000);
+    if (resetInMs === undefined) continue;
+    // Several policies: the one with the fewest requests left binds.
+    if (!best || params.r < best.r) best = { name: member.split(';')[0]!.trim(), r: params.r, t: params.t };
+  }
+  if (!best) return undefined;
+  let limit = best.r;
+  for (const member of headers.get('RateLimit-Policy')?.split(',') ?? []) {
+    const params = parameters(member);
+    if (params?.q !== undefined && member.split(';')[0]!.trim() === best.name) limit = Math.max(params.q, best.r);
+  }
+  return { limit, remaining: best.r, resetInMs: best.t * 1000 };
+}
+
+/** The `X-RateLimit-*` budget, its Unix-seconds reset measured against the server's clock. */
+function xBudget(headers: Headers, serverNow: number): RateLimitObservation['budget'] {
+  const limit = count(headers.get('X-RateLimit-Limit'));
+  const remaining = count(headers.get('X-RateLimit-Remaining'));
+  const reset = count(headers.get('X-RateLimit-Reset'), 12);
+  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
+  // A reset already past (or a relative number of seconds) means the window is over; one sent in
+  // milliseconds lies far beyond a day, and is not believed.
+  const resetInMs = bounded(Math.max(0, reset * 1000 - serverNow));
+  return resetInMs === undefined ? undefined : { limit, remaining, resetInMs };
+}
+
+/** The server's clock when it answered (`Date`), else this machine's. */
+export function serverNow(headers: Headers, now: number): number {
+  return parseHttpDate(headers.get('Date')) ?? now;
+}
+
+/**
+ * What a response says about the rate limit. `backoffMs` is the wait a bare 429 (no usable
+ * `Retry-After`, no budget) blocks every request of the client for.
+ */
+export function observeResponse(status: number, headers: Headers, now: number, backoffMs: () => number): Omit<RateLimitObservation, 'banned'> {
+  const serverTime = serverNow(headers, now);
+  const budget = ietfBudget(headers) ?? xBudget(headers, serverTime);
+  let blockForMs: number | undefined;
+  if (status === 429) {
+    // Retry-After wins; then the budget's reset, when it is spent; then backoff.
+    blockForMs = retryAfterMs(headers, serverTime) ?? (budget && budget.remaining === 0 ? budget.resetInMs : undefined) ?? backoffMs();
+  }
+  return { status, budget, blockForMs };
+}
