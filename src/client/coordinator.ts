@@ -68,8 +68,17 @@ export interface AcquireRequest {
  *   when the state changes, or after `waitMs` at the latest.
  */
 export type AcquireDecision =
-  | { readonly kind: 'granted'; readonly release: () => void }
-  | { readonly kind: 'blocked'; readonly waitMs: number; /** The 429 that set the block said the key is banned (`api_key_banned`). */ readonly banned: boolean }
+  | {
+      readonly kind: 'granted';
+      /** Gives the slot back; called once the response has arrived or the attempt failed. */
+      readonly release: () => void;
+    }
+  | {
+      readonly kind: 'blocked';
+      readonly waitMs: number;
+      /** The 429 that set the block said the key is banned (`api_key_banned`). */
+      readonly banned: boolean;
+    }
   | { readonly kind: 'spent' | 'busy'; readonly waitMs: number };
 
 /** What one response said about the rate limit, in durations from when it arrived. */

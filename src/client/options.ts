@@ -14,10 +14,10 @@ import { env, hostProcess, runtimeName, SDK_ID } from './runtime.js';
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
 
-const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug'] as const;
-
 /** How much the client logs: each level includes the ones before it. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
+
+const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
 
 /** Where log lines go: anything with console's methods (console itself, pino, winston). */
 export interface Logger {
@@ -171,7 +171,7 @@ const TuningSchema = z.object({
   timeout: z.optional(z.number().check(z.positive(), z.maximum(2 ** 31 - 1))),
   maxRetryDelay: z.optional(Milliseconds),
   maxResponseBytes: z.optional(z.int().check(z.positive())),
-  logLevel: z.optional(z.enum(LOG_LEVELS)),
+  logLevel: z.optional(z.enum(['off', 'error', 'warn', 'info', 'debug'])),
 });
 
 /** Checks the numeric options, throwing `ValidationError` that names the field. */

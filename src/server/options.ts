@@ -1,4 +1,4 @@
-import { check, NewPetSchema, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
+import { check, ServerNewPetSchema, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
 import type { FaultOptions } from './faults.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
@@ -134,7 +134,7 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
   let nextId = Math.max(0, ...pets.map((p) => (typeof p.id === 'number' ? p.id : 0))) + 1;
   for (const [index, seed] of pets.entries()) {
     const { id, ...rest } = seed;
-    const checked = check(NewPetSchema, rest, `pets[${index}]`);
+    const checked = check(ServerNewPetSchema, rest, `pets[${index}]`);
     if (!checked.success) throw new TypeError(`pets[${index}]: ${checked.message}`);
     const pet = { id: id ?? nextId++, ...checked.data };
     const valid = check(PetSchema, pet, `pets[${index}]`);

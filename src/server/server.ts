@@ -3,7 +3,7 @@ import {
   GET_PET_SUNSET,
   LIST_LIMIT,
   ListPetsQuerySchema,
-  NewPetSchema,
+  ServerNewPetSchema,
   PET_STATUSES,
 } from '../schemas/index.js';
 import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
@@ -162,7 +162,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     } catch {
       return error(400, 'invalid_json', 'The request body is not valid JSON. Send a NewPet object such as {"name":"Rex","categoryId":1}.');
     }
-    const pet = check(NewPetSchema, body, 'body');
+    const pet = check(ServerNewPetSchema, body, 'body');
     if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
     const created = store.add(pet.data);
     return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });

@@ -42,10 +42,20 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
-  it('getPet: an id that is not a positive safe integer is a ValidationError', async () => {
+  it('getPet: an id that is not a safe integer is a ValidationError, and nothing is sent', async () => {
     expect(await run(client().getPet(2 ** 53))).toBeInstanceOf(ValidationError);
-    expect(await run(client().getPet(0))).toBeInstanceOf(ValidationError);
+    expect(await run(client().getPet(1.5))).toBeInstanceOf(ValidationError);
     expect(sent()).toBe(0);
+  });
+
+  it('getPet: an id of 0 or below is the spec\'s int64, so it is sent and the server answers', async () => {
+    expect(await run(client().getPet(0))).toMatchObject({ name: 'BadRequestError', code: 'invalid_pet_id' });
+    expect(sent()).toBe(1);
+  });
+
+  it('createPet: a name the server finds too long (its rule, not the spec\'s) is sent and answered with 400', async () => {
+    expect(await run(client().createPet({ name: 'x'.repeat(257), categoryId: 1 }))).toMatchObject({ name: 'BadRequestError', status: 400 });
+    expect(sent()).toBe(1);
   });
 });
 

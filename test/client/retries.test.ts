@@ -173,8 +173,16 @@ describe('timeouts and cancellation', () => {
 
   it('a body that stalls after the headers fails with TimeoutError once the attempt\'s timeout is spent', async () => {
     const stalled = () => new HttpResponse(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('[')) }), { headers: { 'Content-Type': 'application/json' } });
-    failing('get', '/pets', 10, stalled);
-    expect(await run(client({ timeout: 2_000, maxRetries: 0 }).listPets())).toBeInstanceOf(TimeoutError);
+    // Through the fetch option, not msw: undici asserts when msw's mock socket closes a stream
+    // that an abort already ended (msw 3 + Node 24), an error outside the client.
+    let cancelled = false;
+    const fetch = async () => {
+      const response = stalled();
+      const reader = response.body!.getReader();
+      return new Response(new ReadableStream({ pull: async (c) => { const { value } = await reader.read(); if (value) c.enqueue(value); }, cancel: () => void (cancelled = true) }), response);
+    };
+    expect(await run(client({ timeout: 2_000, maxRetries: 0, fetch }).listPets())).toBeInstanceOf(TimeoutError);
+    expect(cancelled).toBe(true);
   });
 
   it('withResponse: an invalid argument rejects the returned promise rather than throwing synchronously', async () => {
