@@ -1,6 +1,6 @@
 /**
  * Bundle size: esbuild (minified, then gzipped) of an app that imports only `PetStoreClient`
- * from the built dist/index.js. Target: ≤ 18 KB gzip with ky, zod/mini and p-retry included, and
+ * from the built dist/index.js. Target: ≤ 19 KB gzip with ky, zod/mini and p-retry included, and
  * none of the server's code. Also the `./server` and `./msw` entry points (msw itself external:
  * an app that uses the handlers already has it).
  */
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { DIST, printTable, round, saveResult, verdict } from './lib.mjs';
 
-const TARGET_KB = 18;
+const TARGET_KB = 19;
 
 /** Strings only the reference server holds: none may reach a client bundle. */
 const SERVER_ONLY = [

@@ -20,7 +20,7 @@ export interface ClientEventMap {
     /** The response's `X-Request-Id`. */
     readonly requestId: string | undefined;
   };
-  /** A failed attempt will be retried after `delayMs` (0 for a 429: the wait happens as a `wait` event). */
+  /** A failed attempt will be retried after `delayMs` (for a 429, the window every call waits out, reported again as a `wait` event). */
   retry: CallInfo & { readonly retry: number; readonly delayMs: number; readonly error: Error };
   /**
    * The call waits before sending: `blocked` (a 429 asked every client of the key to wait) or

@@ -121,7 +121,8 @@ const issueMessage = (issue: z.core.$ZodRawIssue): string => {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'is required';
-      if (issue.expected === 'int') return 'must be an integer';
+      // Every number of the API is an int64: z.int() reports a non-number as expected "number".
+      if (issue.expected === 'int' || issue.expected === 'number') return 'must be an integer';
       return `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}`;
     case 'too_small':
       return issue.origin === 'string'

@@ -88,7 +88,7 @@ describe('examples/browser in Chromium, against the reference server on another 
     await statusText(/^getPet/);
     const warnings = console.filter((m) => m.type() === 'warning' && m.text().includes('getPet'));
     expect(warnings.map((m) => m.text())).toEqual([
-      'DeprecationWarning: PetStoreClient.getPet() is deprecated and stops working on 2030-12-05. Use listPets({ status }) instead.',
+      'DeprecationWarning: PetStoreClient.getPet() is deprecated and stops working on 2030-12-05. Keep the id that createPet returns, or find the pet with listPets.',
     ]);
   });
 

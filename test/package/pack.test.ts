@@ -77,7 +77,7 @@ const { startReferenceServer } = require('@animal-store/sdk/node');
   const running = await startReferenceServer({ port: 0, pets: 1 });
   const client = new PetStoreClient({ apiKey: DEMO_API_KEY, baseUrl: running.url });
   const pets = await client.listPets();
-  const invalid = await client.createPet({ name: '', categoryId: 1 }).catch((e) => e instanceof ValidationError);
+  const invalid = await client.createPet({ name: 'Rex', categoryId: 1.5 }).catch((e) => e instanceof ValidationError);
   await running.close();
   console.log(JSON.stringify({ pets: pets.length, invalid, msw: typeof createHandlers, remaining: client.rateLimit.getSnapshot().remaining }));
 })();

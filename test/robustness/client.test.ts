@@ -6,7 +6,7 @@
 import { setupServer } from 'msw/node';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionError, InternalServerError, PetStoreClient, ThrottledError, type Pet } from '@animal-store/sdk';
+import { ConnectionError, InternalServerError, PetStoreClient, ThrottledError, type ClientOptions, type Pet } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { createReferenceServer, isInjectedFault, type ReferenceServer } from '@animal-store/sdk/server';
 import { settle } from '../client/harness.js';
@@ -48,6 +48,20 @@ async function settleAll<T>(calls: Promise<T>[]) {
     }
   }
   return { values, errors };
+}
+
+/** A logger that keeps every line, at every level, for the scan. */
+const logger = Object.fromEntries(
+  (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (...args: unknown[]) => void said.push(args.map((a) => inspect(a, { depth: 6 })).join(' '))]),
+) as ClientOptions['logger'] & object;
+
+/** A client that logs at debug into the scan and records every event it emits. */
+function observedClient(options: ClientOptions): PetStoreClient {
+  const client = new PetStoreClient({ ...options, logLevel: 'debug', logger });
+  for (const event of ['request', 'response', 'retry', 'wait'] as const) {
+    client.on(event, (payload) => void said.push(event, inspect(payload, { depth: 6 }), JSON.stringify(payload)));
+  }
+  return client;
 }
 
 let active: ReferenceServer;
@@ -96,7 +110,7 @@ describe('fault injection: 30% of requests get latency, a 503, a dropped connect
     const server = serve(createReferenceServer({ apiKeys: { [KEYS.faultsGet]: 'business' }, pets: 50, faults: { rate: 0.3, seed: 7 } }));
     // A fault fails an attempt 22.5% of the time (latency does not); 9 attempts fail together
     // with odds of about 1 in 650,000, so the generous limit keeps this deterministic in spirit.
-    const client = new PetStoreClient({ apiKey: KEYS.faultsGet, baseUrl: BASE_URL, maxRetries: 8 });
+    const client = observedClient({ apiKey: KEYS.faultsGet, baseUrl: BASE_URL, maxRetries: 8 });
     const { values, errors } = await settleAll(Array.from({ length: 200 }, (_, i) => client.listPets({ limit: 1 + (i % 100) })));
     expect(errors).toEqual([]);
     expect(values.map((pets) => pets.length)).toEqual(Array.from({ length: 200 }, (_, i) => Math.min(50, 1 + (i % 100))));
@@ -109,7 +123,7 @@ describe('fault injection: 30% of requests get latency, a 503, a dropped connect
 
   it('createPet never duplicates: every pet stored is one the client reported created, or one whose answer was lost', async () => {
     const server = serve(createReferenceServer({ apiKeys: { [KEYS.faultsPost]: 'business' }, faults: { rate: 0.3, seed: 11 } }));
-    const client = new PetStoreClient({ apiKey: KEYS.faultsPost, baseUrl: BASE_URL });
+    const client = observedClient({ apiKey: KEYS.faultsPost, baseUrl: BASE_URL });
     const names = Array.from({ length: 100 }, (_, i) => `pet-${i}`);
     const outcome = await settle(Promise.allSettled(names.map((name) => client.createPet({ name, categoryId: 1 }))), { stepMs: 250, maxSteps: 20_000 });
     if (outcome.status !== 'fulfilled') throw outcome.reason;
@@ -140,7 +154,7 @@ describe('fault injection: 30% of requests get latency, a 503, a dropped connect
     const server = serve(
       createReferenceServer({ apiKeys: { [KEYS.faultsPost]: 'business' }, faults: { rate: 0.3, seed: 5, kinds: ['latency', 'error'] } }),
     );
-    const client = new PetStoreClient({ apiKey: KEYS.faultsPost, baseUrl: BASE_URL });
+    const client = observedClient({ apiKey: KEYS.faultsPost, baseUrl: BASE_URL });
     const { values, errors } = await settleAll(Array.from({ length: 100 }, (_, i) => client.createPet({ name: `pet-${i}`, categoryId: 2 })));
     expect(errors.length).toBeGreaterThan(0);
     expect(server.inspect().petCount).toBe(values.length);
@@ -150,7 +164,7 @@ describe('fault injection: 30% of requests get latency, a 503, a dropped connect
 describe('storm: 500 concurrent calls from one client on a Free-plan key', () => {
   it('every call settles with pets or a ThrottledError, nothing reaches the server inside Retry-After, and the key is never banned', async () => {
     const server = serve(createReferenceServer({ apiKeys: { [KEYS.storm]: 'free' }, pets: 5 }));
-    const client = new PetStoreClient({ apiKey: KEYS.storm, baseUrl: BASE_URL });
+    const client = observedClient({ apiKey: KEYS.storm, baseUrl: BASE_URL });
     const { values, errors } = await settleAll(Array.from({ length: 500 }, () => client.listPets()));
     expect(values.length + errors.length).toBe(500);
     for (const error of errors) expect(error).toBeInstanceOf(ThrottledError);
@@ -170,6 +184,8 @@ describe('secrets', () => {
     expect(errorsSeen.length).toBeGreaterThan(0);
     expect(said.length).toBeGreaterThan(errorsSeen.length);
     expect(said.some((line) => line.includes('getPet() is deprecated')), 'the deprecation warning was captured').toBe(true);
+    for (const event of ['request', 'response', 'retry', 'wait']) expect(said, `a ${event} event was captured`).toContain(event);
+    expect(said.some((line) => / → 200 in .* ms \(attempt 1/.test(line)), 'debug attempt lines were captured').toBe(true);
     for (const key of Object.values(KEYS)) {
       const hits = said.filter((text) => text.includes(key));
       expect(hits, `the key ${key} appears in what the client said`).toEqual([]);

@@ -1,0 +1,175 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApiError, NotFoundError, PetStoreError, type Logger } from '@animal-store/sdk';
+import { run, settle, START, useReferenceServer } from './harness.js';
+
+const { server, client } = useReferenceServer();
+
+/** A logger that keeps each line with its level. */
+function recorder() {
+  const lines: { level: string; text: string }[] = [];
+  const logger = Object.fromEntries(
+    (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (text: string) => void lines.push({ level, text })]),
+  ) as unknown as Logger;
+  return { lines, logger };
+}
+
+/** The reference server's answers, with an `X-Request-Id` on each. */
+const withRequestIds = async (request: Request) => {
+  const response = await server.fetch(request);
+  const headers = new Headers(response.headers);
+  headers.set('X-Request-Id', 'req-123');
+  return new Response(response.body, { status: response.status, headers });
+};
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe('logs', () => {
+  it('logLevel debug: one line per attempt with operation, method, URL, status, duration and attempt number', async () => {
+    const { lines, logger } = recorder();
+    await run(client({ logLevel: 'debug', logger }).listPets({ limit: 2 }));
+    expect(lines).toEqual([
+      { level: 'debug', text: expect.stringMatching(/^listPets GET https:\/\/petstore\.test\/v1\/pets\?limit=2 → 200 in \d+\.\d ms \(attempt 1\)$/) },
+    ]);
+  });
+
+  it('logLevel debug: a rate-limit wait is logged with why, how long and until when; info logs the retry', async () => {
+    const { lines, logger } = recorder();
+    const ent = client({ apiKey: 'key-ent', logLevel: 'debug', logger, throttle: false });
+    for (let i = 0; i < 6; i++) await run(ent.listPets({ limit: 1 }));
+    expect(lines.filter((l) => l.level === 'info').map((l) => l.text)).toEqual([
+      expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in \d+ ms after RateLimitError: /),
+    ]);
+    expect(lines.find((l) => l.text.includes('waiting'))?.text).toMatch(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(a 429 asked every client to wait\)$/);
+  });
+
+  it('the default level is warn: a successful call logs nothing', async () => {
+    const { lines, logger } = recorder();
+    await run(client({ logger }).listPets());
+    expect(lines).toEqual([]);
+  });
+
+  it('PETSTORE_LOG sets the level where there is an environment, and a bad value is a ValidationError', async () => {
+    const { lines, logger } = recorder();
+    vi.stubEnv('PETSTORE_LOG', 'debug');
+    await run(client({ logger }).listPets());
+    expect(lines).toHaveLength(1);
+    vi.stubEnv('PETSTORE_LOG', 'loud');
+    expect(() => client({ logger })).toThrow(/logLevel must be one of "off", "error", "warn", "info", "debug"/);
+  });
+
+  it('a deprecation reaches a logger of the user\'s own at warn, in addition to the warning', async () => {
+    const { lines, logger } = recorder();
+    const onDeprecation = vi.fn();
+    await run(client({ logger, onDeprecation }).getPet(1));
+    expect(onDeprecation).toHaveBeenCalledTimes(1);
+    expect(lines).toEqual([{ level: 'warn', text: expect.stringMatching(/getPet\(\) is deprecated/) }]);
+  });
+});
+
+describe('events', () => {
+  it('request, response, retry and wait events carry plain objects without the key', async () => {
+    const ent = client({ apiKey: 'key-ent', throttle: false });
+    const seen: [string, unknown][] = [];
+    for (const event of ['request', 'response', 'retry', 'wait'] as const) ent.on(event, (payload) => void seen.push([event, payload]));
+    for (let i = 0; i < 6; i++) await run(ent.listPets({ limit: 1 }));
+    const names = seen.map(([event]) => event);
+    expect(names.slice(0, 2)).toEqual(['request', 'response']);
+    expect(names).toEqual(expect.arrayContaining(['retry', 'wait']));
+    expect(seen[1]![1]).toEqual({
+      operation: 'listPets',
+      method: 'GET',
+      url: 'https://petstore.test/v1/pets?limit=1',
+      attempt: 1,
+      status: 200,
+      durationMs: expect.any(Number),
+      requestId: undefined,
+    });
+    expect(seen.find(([event]) => event === 'wait')![1]).toMatchObject({ reason: 'blocked', waitMs: expect.any(Number), until: expect.any(Date) });
+    expect(JSON.stringify(seen)).not.toContain('key-ent');
+  });
+
+  it('a listener that throws is reported and changes nothing; the listener after it still runs; off() stops it', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const c = client();
+    const later = vi.fn();
+    const off = c.on('response', () => {
+      throw new Error('listener bug');
+    });
+    c.on('response', later);
+    expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(later).toHaveBeenCalledTimes(1);
+    expect(reported).toEqual([new Error('listener bug')]);
+    off();
+    await run(c.listPets({ limit: 1 }));
+    expect(reported).toHaveLength(1);
+    vi.unstubAllGlobals();
+  });
+
+  it('a rateLimit.subscribe listener that throws does not fail createPet, and later listeners still run', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const c = client();
+    c.rateLimit.subscribe(() => {
+      throw new Error('view bug');
+    });
+    const later = vi.fn();
+    c.rateLimit.subscribe(later);
+    expect(await run(c.createPet({ name: 'Rex', categoryId: 1 }))).toMatchObject({ name: 'Rex' });
+    expect(later).toHaveBeenCalled();
+    expect(reported[0]).toEqual(new Error('view bug'));
+    expect(server.inspect().petCount).toBe(11);
+    vi.unstubAllGlobals();
+  });
+});
+
+describe('request ids and messages', () => {
+  it('an ApiError names the call and carries method, url and the request id, also in its message', async () => {
+    const error = await run(client({ fetch: withRequestIds }).getPet(999, {}));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ method: 'GET', url: 'https://petstore.test/v1/pets/999', requestId: 'req-123', status: 404 });
+    expect((error as Error).message).toMatch(/^getPet \(GET \/pets\/999\): No pet has id 999\. \(request id req-123\)$/);
+  });
+
+  it('withResponse results carry the request id', async () => {
+    const { requestId } = (await run(client({ fetch: withRequestIds }).withResponse.listPets())) as { requestId: string };
+    expect(requestId).toBe('req-123');
+  });
+
+  it('JSON.stringify(error) shows name, message, code and status', async () => {
+    const error = (await run(client({ apiKey: 'not-a-key' }).listPets())) as ApiError;
+    expect(JSON.parse(JSON.stringify(error))).toEqual({
+      name: 'AuthenticationError',
+      message: error.message,
+      code: 'invalid_api_key',
+      status: 401,
+    });
+  });
+
+  it('every request names the SDK and its version in User-Agent (Node)', async () => {
+    const seen: (string | null)[] = [];
+    await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent')), server.fetch(request)) }).listPets());
+    expect(seen[0]).toMatch(/^@animal-store\/sdk\/\d+\.\d+\.\d+\S* \(node\/\d+\.\d+\.\d+\)$/);
+  });
+});
+
+describe('aborts and deadlines', () => {
+  it('an abort takes effect at once even when the fetch ignores the signal (an in-process server)', async () => {
+    const never = () => new Promise<Response>(() => {});
+    const controller = new AbortController();
+    const call = client({ fetch: never }).listPets(undefined, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user gave up')), 50);
+    const outcome = await settle(call, { stepMs: 10 });
+    expect(outcome).toEqual({ status: 'rejected', reason: new Error('user gave up') });
+    expect(Date.now() - START).toBe(50);
+  });
+
+  it('a fetch that never answers ends in TimeoutError at the attempt\'s deadline, and only PetStoreErrors leave the client', async () => {
+    const never = () => new Promise<Response>(() => {});
+    const error = await run(client({ fetch: never, timeout: 1_000, maxRetries: 0 }).createPet({ name: 'Rex', categoryId: 1 }));
+    expect(error).toBeInstanceOf(PetStoreError);
+    expect(error).toMatchObject({ name: 'TimeoutError', mayHaveSucceeded: true });
+    expect((error as Error).message).toMatch(/The pet may have been created/);
+    expect(Date.now() - START).toBe(1_000);
+  });
+});
