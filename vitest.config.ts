@@ -13,12 +13,32 @@ export const alias = {
   '@animal-store/sdk': src('index.ts'),
 };
 
+/**
+ * The slow set: the packed tarball, real browsers and runtimes, the docs site, Redis and child
+ * processes. Everything else is the fast unit set.
+ */
+const INTEGRATION = ['test/package/**', 'test/browser/**', 'test/docs/**', 'test/runtimes/**', 'test/redis/**', 'test/cli/**'];
+
 export default defineConfig({
   resolve: { alias },
   define: { __SDK_VERSION__: JSON.stringify(JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version) },
   test: {
-    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
     testTimeout: 20_000,
+    // `npm test` runs both; `npm run test:unit` runs the fast set alone, in seconds.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+          exclude: INTEGRATION,
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: INTEGRATION },
+      },
+    ],
   },
 });

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import ky from 'ky';
+import ky, { type Options } from 'ky';
 import type * as z from 'zod/mini';
 import {
   check,
@@ -293,7 +293,7 @@ export class PetStoreClient {
         onRetry: (error, retry, delayMs) => {
           const { name, message } = error as Error;
           this.#options.log.info(`${describeCall(call)}: retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${name}: ${message}`);
-          this.#events.emit('retry', { ...call, retry, delayMs, error: error as Error });
+          this.#events.emit('retry', () => ({ ...call, retry, delayMs, error: error as Error }));
         },
       });
     } catch (error) {
@@ -309,7 +309,8 @@ export class PetStoreClient {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     for (;;) {
-      const decision = await coordinator.acquire(request);
+      let decision = coordinator.acquire(request);
+      if (decision instanceof Promise) decision = await decision;
       if (decision.kind === 'granted') return decision.release;
       const { kind, waitMs } = decision;
       if (kind !== 'busy') {
@@ -329,7 +330,7 @@ export class PetStoreClient {
         }
         budget.waits--;
         log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
-        this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
+        this.#events.emit('wait', () => ({ ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) }));
         await sleep(waitMs, signal);
       } else {
         // Slots in flight may use up the budget: ask again when one is released or a response arrives.
@@ -354,7 +355,7 @@ export class PetStoreClient {
     let response: Response | undefined;
     let text: string | undefined;
     try {
-      this.#events.emit('request', { ...call, attempt });
+      this.#events.emit('request', () => ({ ...call, attempt }));
       response = await this.#send(operation, options, controller.signal);
       if (response.status !== 429) this.#observe(response);
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
@@ -374,7 +375,7 @@ export class PetStoreClient {
         `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${(performance.now() - started).toFixed(1)} ms (attempt ${attempt}${requestId ? `, request id ${requestId}` : ''})`,
       );
     }
-    this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId });
+    this.#events.emit('response', () => ({ ...call, attempt, status: response!.status, durationMs: performance.now() - started, requestId }));
     const body = parseBody(text ?? '');
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: response.headers, body: value, call });
@@ -398,8 +399,8 @@ export class PetStoreClient {
   /** Tells the coordinator what a response said about the rate limit. */
   #observe(response: Response, text?: string): void {
     const banned = text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text);
-    const observation = observeResponse(response.status, response.headers, Date.now(), () => backoffMs(1));
-    void Promise.resolve(this.#options.coordinator.observe({ ...observation, banned })).catch(() => {});
+    const observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(1)));
+    if (observed instanceof Promise) observed.catch(() => {});
   }
 
   /** Sends one request through ky (its retry and timeout off: ours are the only ones). */
@@ -409,6 +410,7 @@ export class PetStoreClient {
       headers = new Headers(headers);
       for (const [name, value] of new Headers(options.headers)) if (name !== 'authorization') headers.set(name, value);
     }
+    const base = this.#options.fetch ?? ((request: Request, init?: RequestInit) => globalThis.fetch(request, init));
     const sent = ky(operation.url, {
       method: operation.method,
       headers,
@@ -416,10 +418,10 @@ export class PetStoreClient {
       timeout: false,
       retry: 0,
       throwHttpErrors: false,
-      signal,
-      // ky always calls fetch with a Request, which is all our Fetch type promises to accept.
-      fetch: this.#options.fetch as ((input: unknown, init?: RequestInit) => Promise<Response>) | undefined,
-    });
+      // The attempt's signal goes to fetch itself: handed to ky, it would be merged with ky's
+      // own through AbortSignal.any on every request, a cost the attempt does not need.
+      fetch: (request: Request, init?: RequestInit) => base(request, { ...init, signal }),
+    } as Options);
     // A fetch that ignores the signal (an in-process server's) must not hold the attempt: the
     // abort takes effect at once either way.
     return new Promise((resolve, reject) => {

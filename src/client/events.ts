@@ -29,7 +29,7 @@ export interface ClientEventMap {
   wait: CallInfo & { readonly reason: 'blocked' | 'spent'; readonly waitMs: number; readonly until: Date };
 }
 
-/** The client's listeners. Emitting without listeners costs one lookup. */
+/** The client's listeners. Emitting without listeners costs one lookup and builds no payload. */
 export class ClientEvents {
   #listeners = new Map<keyof ClientEventMap, Set<(payload: never) => void>>();
 
@@ -41,8 +41,9 @@ export class ClientEvents {
     return () => void set.delete(entry as (payload: never) => void);
   }
 
-  emit<E extends keyof ClientEventMap>(event: E, payload: ClientEventMap[E]): void {
+  /** Calls the listeners of `event` with the payload `make` builds, only when there are any. */
+  emit<E extends keyof ClientEventMap>(event: E, make: () => ClientEventMap[E]): void {
     const set = this.#listeners.get(event);
-    if (set?.size) notify(set as Set<(payload: ClientEventMap[E]) => void>, payload);
+    if (set?.size) notify(set as Set<(payload: ClientEventMap[E]) => void>, make());
   }
 }

@@ -110,7 +110,7 @@ export function serverNow(headers: Headers, now: number): number {
  * What a response says about the rate limit. `backoffMs` is the wait a bare 429 (no usable
  * `Retry-After`, no budget) blocks every request of the client for.
  */
-export function observeResponse(status: number, headers: Headers, now: number, backoffMs: () => number): Omit<RateLimitObservation, 'banned'> {
+export function observeResponse(status: number, headers: Headers, now: number, banned: boolean, backoffMs: () => number): RateLimitObservation {
   const serverTime = serverNow(headers, now);
   const budget = ietfBudget(headers) ?? xBudget(headers, serverTime);
   let blockForMs: number | undefined;
@@ -118,5 +118,5 @@ export function observeResponse(status: number, headers: Headers, now: number, b
     // Retry-After wins; then the budget's reset, when it is spent; then backoff.
     blockForMs = retryAfterMs(headers, serverTime) ?? (budget && budget.remaining === 0 ? budget.resetInMs : undefined) ?? backoffMs();
   }
-  return { status, budget, blockForMs };
+  return { status, budget, blockForMs, banned };
 }
