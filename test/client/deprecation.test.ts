@@ -1,6 +1,6 @@
 import { http } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DeprecationNotice } from '@animal-store/sdk';
+import type { ClientOptions, DeprecationNotice } from '@animal-store/sdk';
 import { BASE_URL, run, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
@@ -21,12 +21,22 @@ function deprecate(path: string) {
   );
 }
 
+/**
+ * A client from a freshly loaded copy of the package, as in a new process: the default warning
+ * is once per process, and a fresh module has warned about nothing yet, whatever ran before.
+ */
+async function freshClients() {
+  vi.resetModules();
+  const { PetStoreClient } = await import('@animal-store/sdk');
+  return (options: ClientOptions = {}) => new PetStoreClient({ apiKey: 'key-pro', baseUrl: BASE_URL, ...options });
+}
+
 describe('deprecation', () => {
-  // Runs first in this file: the default warning is once per process.
   it('getPet: the first call warns once per process through process.emitWarning with code PETSTORE_GET_PET', async () => {
     const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
-    await run(client().getPet(1));
-    await run(client().getPet(2));
+    const fresh = await freshClients();
+    await run(fresh().getPet(1));
+    await run(fresh().getPet(2));
     expect(emitWarning).toHaveBeenCalledTimes(1);
     expect(emitWarning).toHaveBeenCalledWith(expect.stringMatching(/2030-12-05.*Keep the id that createPet returns/), {
       type: 'DeprecationWarning',
@@ -66,8 +76,9 @@ describe('deprecation', () => {
     const emitWarning = process.emitWarning;
     (process as { emitWarning?: unknown }).emitWarning = undefined;
     try {
-      await run(client().listOrders());
-      await run(client().listOrders());
+      const fresh = await freshClients();
+      await run(fresh().listOrders());
+      await run(fresh().listOrders());
     } finally {
       process.emitWarning = emitWarning;
     }

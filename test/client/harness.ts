@@ -2,7 +2,7 @@
  * Shared set-up of the client tests: the reference server behind msw handlers, as users wire it.
  */
 import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, vi } from 'vitest';
 import { PetStoreClient, type ClientOptions } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { createReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
@@ -49,6 +49,17 @@ export async function settle<T>(promise: Promise<T>, { stepMs = 100, maxSteps = 
   for (let step = 0; outcome === undefined && step < maxSteps; step++) await vi.advanceTimersByTimeAsync(stepMs);
   if (outcome === undefined) throw new Error(`did not settle within ${(stepMs * maxSteps) / 1000} s of fake time`);
   return outcome;
+}
+
+/**
+ * Settles a call that must fail, asserts that it failed with an instance of `Class`, and
+ * returns the error typed as that class.
+ */
+export async function failure<E extends Error>(promise: Promise<unknown>, Class: abstract new (...args: never[]) => E): Promise<E> {
+  const outcome = await settle(promise);
+  if (outcome.status === 'fulfilled') throw new Error(`expected ${Class.name}, but the call resolved`);
+  expect(outcome.reason).toBeInstanceOf(Class);
+  return outcome.reason as E;
 }
 
 /** Like {@link settle}, but resolves to the value or the rejection reason (for `expect(...).toBeInstanceOf`). */

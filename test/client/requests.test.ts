@@ -11,7 +11,7 @@ import {
   ResponseValidationError,
   ValidationError,
 } from '@animal-store/sdk';
-import { BASE_URL, run, useReferenceServer } from './harness.js';
+import { BASE_URL, failure, run, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
 
@@ -20,24 +20,22 @@ const sent = () => server.inspect().keys['key-pro']?.requests ?? 0;
 
 describe('arguments are checked before anything is sent', () => {
   it('listPets: a limit outside 1–100 is a ValidationError naming limit, and nothing is sent', async () => {
-    const error = await run(client().listPets({ limit: 0 }));
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).issues[0]?.path).toEqual(['limit']);
-    expect((error as ValidationError).message).toMatch(/limit must be at least 1/);
+    const error = await failure(client().listPets({ limit: 0 }), ValidationError);
+    expect(error.issues[0]?.path).toEqual(['limit']);
+    expect(error.message).toMatch(/limit must be at least 1/);
     expect(await run(client().listPets({ limit: 2.5 }))).toBeInstanceOf(ValidationError);
     expect(sent()).toBe(0);
   });
 
   it('listPets: a status outside the enum is a ValidationError listing the allowed values', async () => {
-    const error = await run(client().listPets({ status: 'lost' as 'sold' }));
-    expect((error as ValidationError).message).toMatch(/status must be one of "available", "pending", "sold"/);
+    const error = await failure(client().listPets({ status: 'lost' as 'sold' }), ValidationError);
+    expect(error.message).toMatch(/status must be one of "available", "pending", "sold"/);
     expect(sent()).toBe(0);
   });
 
   it('createPet: a missing name or a non-integer categoryId is a ValidationError, and no pet is created', async () => {
-    const error = await run(client().createPet({ categoryId: 1.5 } as never));
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).issues.map((i) => i.path.join('.'))).toEqual(['name', 'categoryId']);
+    const error = await failure(client().createPet({ categoryId: 1.5 } as never), ValidationError);
+    expect(error.issues.map((i) => i.path.join('.'))).toEqual(['name', 'categoryId']);
     expect(server.inspect().petCount).toBe(10);
     expect(sent()).toBe(0);
   });
@@ -87,25 +85,22 @@ describe('responses', () => {
   it('an id beyond 2^53 is a ResponseValidationError with the raw body, never a rounded id', async () => {
     const body = '[{"id":9007199254740993,"name":"Big","categoryId":1}]';
     mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(body, { headers: { 'Content-Type': 'application/json' } })));
-    const error = await run(client().listPets());
-    expect(error).toBeInstanceOf(ResponseValidationError);
-    expect((error as ResponseValidationError).issues[0]?.path).toEqual([0, 'id']);
-    expect((error as ResponseValidationError).message).toMatch(/0\.id must be at most 9007199254740991/);
-    expect((error as ResponseValidationError).body).toEqual(JSON.parse(body));
+    const error = await failure(client().listPets(), ResponseValidationError);
+    expect(error.issues[0]?.path).toEqual([0, 'id']);
+    expect(error.message).toMatch(/0\.id must be at most 9007199254740991/);
+    expect(error.body).toEqual(JSON.parse(body));
   });
 
   it('a body that is not JSON is a ResponseValidationError holding the text', async () => {
     mock.use(http.get(`${BASE_URL}/store/orders`, () => HttpResponse.text('<html>oops</html>')));
-    const error = await run(client().listOrders());
-    expect(error).toBeInstanceOf(ResponseValidationError);
-    expect((error as ResponseValidationError).body).toBe('<html>oops</html>');
+    const error = await failure(client().listOrders(), ResponseValidationError);
+    expect(error.body).toBe('<html>oops</html>');
   });
 });
 
 describe('errors', () => {
   it('401: AuthenticationError with the Error record and the WWW-Authenticate header', async () => {
-    const error = (await run(client({ apiKey: 'nope' }).listPets())) as AuthenticationError;
-    expect(error).toBeInstanceOf(AuthenticationError);
+    const error = await failure(client({ apiKey: 'nope' }).listPets(), AuthenticationError);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toBeInstanceOf(PetStoreError);
     expect(error).toMatchObject({ name: 'AuthenticationError', status: 401, code: 'invalid_api_key' });
@@ -114,8 +109,7 @@ describe('errors', () => {
   });
 
   it('404: getPet of an unknown id is a NotFoundError', async () => {
-    const error = await run(client({ onDeprecation: () => {} }).getPet(999));
-    expect(error).toBeInstanceOf(NotFoundError);
+    const error = await failure(client({ onDeprecation: () => {} }).getPet(999), NotFoundError);
     expect(error).toMatchObject({ status: 404, code: 'not_found' });
   });
 
@@ -126,22 +120,19 @@ describe('errors', () => {
         server.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: '{}' })),
       ),
     );
-    const error = await run(client().createPet({ name: 'Rex', categoryId: 1 }));
-    expect(error).toBeInstanceOf(BadRequestError);
+    const error = await failure(client().createPet({ name: 'Rex', categoryId: 1 }), BadRequestError);
     expect(error).toMatchObject({ status: 400, code: 'invalid_body', message: expect.stringMatching(/name is required/) });
   });
 
   it('a bare 429 from a proxy, without an Error record, is still a RateLimitError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429 })));
-    const error = await run(client({ maxRetries: 0 }).listPets());
-    expect(error).toBeInstanceOf(RateLimitError);
+    const error = await failure(client({ maxRetries: 0 }).listPets(), RateLimitError);
     expect(error).toMatchObject({ status: 429, code: 'rate_limited', body: '' });
   });
 
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
-    const error = await run(client({ maxRetries: 0 }).listPets());
-    expect(error).toBeInstanceOf(InternalServerError);
+    const error = await failure(client({ maxRetries: 0 }).listPets(), InternalServerError);
     expect(error).toMatchObject({ status: 502, code: 'http_502', body: '<h1>Bad Gateway</h1>' });
   });
 
