@@ -62,6 +62,13 @@ export async function failure<E extends Error>(promise: Promise<unknown>, Class:
   return outcome.reason as E;
 }
 
+/** Settles a call that must succeed and returns its value, typed. */
+export async function value<T>(promise: Promise<T>): Promise<T> {
+  const outcome = await settle(promise);
+  if (outcome.status === 'rejected') throw outcome.reason;
+  return outcome.value;
+}
+
 /** Like {@link settle}, but resolves to the value or the rejection reason (for `expect(...).toBeInstanceOf`). */
 export async function run<T>(promise: Promise<T>): Promise<T | unknown> {
   const outcome = await settle(promise);

@@ -11,7 +11,7 @@ import {
   ResponseValidationError,
   ValidationError,
 } from '@animal-store/sdk';
-import { BASE_URL, failure, run, useReferenceServer } from './harness.js';
+import { BASE_URL, failure, run, value, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
 
@@ -59,9 +59,9 @@ describe('arguments are checked before anything is sent', () => {
 
 describe('responses', () => {
   it('listPets: returns the parsed pets, filtered by status', async () => {
-    const pets = await run(client().listPets({ status: 'sold', limit: 100 }));
+    const pets = await value(client().listPets({ status: 'sold', limit: 100 }));
     expect(pets).toEqual(expect.arrayContaining([expect.objectContaining({ status: 'sold' })]));
-    expect((pets as { status?: string }[]).every((p) => p.status === 'sold')).toBe(true);
+    expect(pets.every((p) => p.status === 'sold')).toBe(true);
   });
 
   it('createPet: returns the created pet with its assigned id', async () => {
@@ -75,8 +75,7 @@ describe('responses', () => {
   });
 
   it('withResponse: gives the status and headers along with the data', async () => {
-    const result = await run(client().withResponse.createPet({ name: 'Rex', categoryId: 1 }));
-    const { data, response } = result as { data: { id: number }; response: Response };
+    const { data, response } = await value(client().withResponse.createPet({ name: 'Rex', categoryId: 1 }));
     expect(response.status).toBe(201);
     expect(response.headers.get('Location')).toBe(`${BASE_URL}/pets/${data.id}`);
     expect(response.headers.get('X-RateLimit-Remaining')).toBe('299');
