@@ -476,8 +476,10 @@ export class PetStoreClient {
     if (error instanceof ThrottledError) return error;
     if (signal?.aborted) return signal.reason;
     const head = response ? { status: response.status, headers: response.headers } : {};
+    // ky's errors hold the request, and with it the Authorization header: keep only their cause.
+    const cause = (error as { name?: string } | undefined)?.name === 'NetworkError' ? (error as Error).cause : error;
     // A POST that left may have been acted on; the API has no idempotency key to tell.
-    const mayHaveSucceeded = response !== undefined ? response.ok : !neverSent(error);
+    const mayHaveSucceeded = response !== undefined ? response.ok : !neverSent(cause);
     const created = operation.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
     const where = `${describeCall(call)}: `;
     if (error === DEADLINE || (error as Error | undefined)?.name === 'TimeoutError') {
@@ -496,8 +498,6 @@ export class PetStoreClient {
         ...head,
       });
     }
-    // ky's errors hold the request, and with it the Authorization header: keep only their cause.
-    const cause = (error as { name?: string; cause?: unknown }).name === 'NetworkError' ? (error as Error).cause : error;
     const permission = ['NotCapable', 'PermissionDenied'].includes((cause as Error | undefined)?.name ?? '');
     const reason = permission
       ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`

@@ -13,7 +13,7 @@
  */
 import pRetry from 'p-retry';
 import { ApiError, ConnectionError, RateLimitError } from './errors.js';
-import { retryAfterMs, serverNow } from './headers.js';
+import { observeResponse, retryAfterMs, serverNow } from './headers.js';
 import { sleep } from './runtime.js';
 
 /** Backoff base and cap, in milliseconds. */
@@ -32,7 +32,9 @@ const PERMANENT = new Set(['NotCapable', 'PermissionDenied']);
  * must not be retried. `retry` counts from 1.
  */
 function retryDelayMs(error: unknown, method: string, retry: number): number | undefined {
-  if (error instanceof RateLimitError) return error.retryAfterMs ?? 0;
+  // The wait every call of the key now observes: Retry-After, else the spent budget's reset, else 0
+  // (the coordinator's backoff for a bare 429 applies on the next attempt).
+  if (error instanceof RateLimitError) return observeResponse(429, error.headers, Date.now(), false, () => 0).blockForMs;
   if (method !== 'GET') return undefined;
   if (error instanceof ApiError && (error.status === 408 || error.status >= 500)) {
     return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry);

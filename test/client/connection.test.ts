@@ -1,0 +1,38 @@
+// Real sockets, no msw: what the client says when the request never left, or may have.
+import { createServer, type AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { ConnectionError, PetStoreClient } from '@animal-store/sdk';
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('connection failures', () => {
+  it('a refused connection is a ConnectionError with mayHaveSucceeded false, and createPet does not claim a pet may exist', async () => {
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, maxRetries: 0 });
+    const error = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ mayHaveSucceeded: false, method: 'POST', status: undefined });
+    expect((error as Error).message).toMatch(/^createPet \(POST \/pets\): the request failed before a response arrived/);
+    expect((error as Error).message).not.toMatch(/may have been created/);
+  });
+
+  it('a connection dropped after the request was sent says the pet may have been created', async () => {
+    const server = createServer((socket) => socket.once('data', () => socket.destroy()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+      const error = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'ConnectionError', mayHaveSucceeded: true });
+      expect((error as Error).message).toMatch(/The pet may have been created: list pets to check before creating it again\.$/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
