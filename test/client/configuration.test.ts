@@ -39,6 +39,39 @@ describe('configuration', () => {
     expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'petstore.test/v1' })).toThrow(/is not a URL/);
   });
 
+  it('a relative baseUrl resolves against the page\'s address where there is one (a browser app behind its own proxy)', async () => {
+    expect(() => client({ baseUrl: '/api/v1' })).toThrow(/is not a URL/);
+    vi.stubGlobal('location', { href: 'https://petstore.test/app/page.html' });
+    try {
+      const seen: string[] = [];
+      const proxied = client({ baseUrl: '/v1', fetch: (request) => (seen.push(request.url), server.fetch(request)) });
+      expect(await run(proxied.listPets({ limit: 1 }))).toHaveLength(1);
+      expect(seen).toEqual(['https://petstore.test/v1/pets?limit=1']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('an API key with a line break, a NUL, a space or non-ASCII is a ValidationError that does not quote it', () => {
+    for (const apiKey of ['sk_live_SECRETKEY\n', 'sk_live_SECRET\r\nX-Evil: 1', 'sk_live_SECRET\0', 'sk live SECRET', 'sk_live_SÉCRET']) {
+      let error: unknown;
+      try {
+        client({ apiKey });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(JSON.stringify(error) + String(error)).not.toMatch(/SECRET|SÉCRET/);
+    }
+  });
+
+  it('a baseUrl with credentials or a scheme other than http(s) is refused without echoing the password', () => {
+    expect(() => client({ baseUrl: 'https://user:hunter2@petstore.test/v1' })).toThrow(/must not hold credentials/);
+    expect(() => client({ baseUrl: 'https://user:hunter2@petstore.test/v1' })).not.toThrow(/hunter2/);
+    expect(() => client({ baseUrl: 'ftp://petstore.test/v1' })).toThrow(/must be an http or https URL/);
+    expect(() => client({ baseUrl: 'javascript:alert(1)//v1' })).toThrow(ValidationError);
+  });
+
   it('an invalid numeric option throws ValidationError that names it', () => {
     expect(() => client({ maxRetries: -1 })).toThrow(/maxRetries must be at least 0/);
     expect(() => client({ timeout: 0 })).toThrow(/timeout must be greater than 0/);
