@@ -21,9 +21,6 @@ export type PetStatus = z.infer<typeof PetStatusSchema>;
 /** The smallest and largest page size `listPets` accepts, and the default. */
 export const LIST_LIMIT = { min: 1, max: 100, default: 20 } as const;
 
-/** The longest `name` the reference server accepts, in UTF-16 code units (its rule, not the spec's). */
-export const MAX_NAME_LENGTH = 256;
-
 /**
  * An int64 identifier. Only safe integers are accepted: an id beyond 2^53 would be rounded by
  * `JSON.parse`, so it is reported as invalid instead of silently becoming another id.
@@ -51,17 +48,6 @@ export const NewPetSchema = z.strictObject({
   status: z.optional(PetStatusSchema),
 });
 
-/**
- * The reference server's own rule for a new pet's name, which the spec does not state: 1 to
- * {@link MAX_NAME_LENGTH} characters. The client does not apply it; the server answers 400.
- *
- * @internal
- */
-export const ServerNewPetSchema = z.strictObject({
-  name: z.string().check(z.minLength(1), z.maxLength(MAX_NAME_LENGTH)),
-  categoryId: int64(),
-  status: z.optional(PetStatusSchema),
-});
 
 /** The body of `createPet`: a new animal without its id. */
 export type NewPet = z.infer<typeof NewPetSchema>;

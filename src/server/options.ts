@@ -1,4 +1,5 @@
-import { check, ServerNewPetSchema, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
+import { check, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
+import { ServerNewPetSchema } from './rules.js';
 import type { FaultOptions } from './faults.js';
 
 /** A quota: how many requests a key may send per minute and per day. */

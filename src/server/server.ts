@@ -3,7 +3,6 @@ import {
   GET_PET_SUNSET,
   LIST_LIMIT,
   ListPetsQuerySchema,
-  ServerNewPetSchema,
   PET_STATUSES,
 } from '../schemas/index.js';
 import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
@@ -11,6 +10,7 @@ import { empty, error, fromRequest, json, jsonText, readText, toResponse, withRa
 import { openApiDocument } from './openapi.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
+import { ServerNewPetSchema } from './rules.js';
 import { PetStore } from './store.js';
 
 /** What {@link ReferenceServer.inspect} reports: the store's size and each key's counters. */

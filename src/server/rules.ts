@@ -1,0 +1,17 @@
+/**
+ * The reference server's own rules, which the spec does not state. They live here, with the
+ * server, so that no client bundle carries them: the client validates to the spec only.
+ *
+ * @module
+ */
+import * as z from 'zod/mini';
+import { NewPetSchema } from '../schemas/index.js';
+
+/** The longest `name` the reference server accepts, in UTF-16 code units. */
+export const MAX_NAME_LENGTH = 256;
+
+/** A new pet as the reference server accepts it: the spec's NewAnimal with a name of 1 to 256 characters. */
+export const ServerNewPetSchema = z.strictObject({
+  ...NewPetSchema.def.shape,
+  name: z.string().check(z.minLength(1), z.maxLength(MAX_NAME_LENGTH)),
+});
