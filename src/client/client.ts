@@ -68,7 +68,7 @@ interface Operation<T> {
   name: keyof WithResponse;
   method: 'GET' | 'POST';
   /** The URL, query included, built once per call. */
-  url: URL;
+  url: string;
   json?: unknown;
   schema: z.ZodMiniType<T>;
 }
@@ -168,14 +168,14 @@ export class PetStoreClient {
     this.#deprecations = new DeprecationReporter(this.#options.onDeprecation, options.logger ? (notice) => log.warn(notice.message) : () => {});
     const { getSnapshot, subscribe } = this.#options.coordinator;
     this.rateLimit = { getSnapshot, subscribe };
-    const url = (path: string) => new URL(path, this.#options.baseUrl);
+    // The base URL ends in a slash and was checked once: joining strings is all a path needs.
+    const url = (path: string) => this.#options.baseUrl.href + path;
     this.withResponse = Object.freeze({
       listPets: async (query?: ListPetsQuery, options?: RequestOptions) => {
         const { limit, status } = argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets');
-        const target = url('pets');
-        if (limit !== undefined) target.searchParams.set('limit', String(limit));
-        if (status !== undefined) target.searchParams.set('status', status);
-        return this.#call({ name: 'listPets', method: 'GET', url: target, schema: PetListSchema }, options);
+        // Both values are validated: an integer and a member of the status enum need no escaping.
+        const search = [limit === undefined ? '' : `limit=${limit}`, status === undefined ? '' : `status=${status}`].filter(Boolean).join('&');
+        return this.#call({ name: 'listPets', method: 'GET', url: url(search ? `pets?${search}` : 'pets'), schema: PetListSchema }, options);
       },
       createPet: async (pet: NewPet, options?: RequestOptions) =>
         this.#call(
@@ -279,7 +279,7 @@ export class PetStoreClient {
     if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, `${operation.name} options`);
     const { signal } = options;
     signal?.throwIfAborted();
-    const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url.href };
+    const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url };
     const retries = options.maxRetries ?? this.#options.maxRetries;
     // Rate-limit waits are shared by all attempts of the call, like its retries.
     const budget: WaitBudget = { waits: retries };
@@ -293,7 +293,7 @@ export class PetStoreClient {
         onRetry: (error, retry, delayMs) => {
           const { name, message } = error as Error;
           this.#options.log.info(`${describeCall(call)}: retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${name}: ${message}`);
-          this.#events.emit('retry', () => ({ ...call, retry, delayMs, error: error as Error }));
+          this.#events.emit('retry', { ...call, retry, delayMs, error: error as Error });
         },
       });
     } catch (error) {
@@ -330,7 +330,7 @@ export class PetStoreClient {
         }
         budget.waits--;
         log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
-        this.#events.emit('wait', () => ({ ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) }));
+        this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
         await sleep(waitMs, signal);
       } else {
         // Slots in flight may use up the budget: ask again when one is released or a response arrives.
@@ -355,7 +355,7 @@ export class PetStoreClient {
     let response: Response | undefined;
     let text: string | undefined;
     try {
-      this.#events.emit('request', () => ({ ...call, attempt }));
+      if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
       response = await this.#send(operation, options, controller.signal);
       if (response.status !== 429) this.#observe(response);
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
@@ -375,7 +375,7 @@ export class PetStoreClient {
         `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${(performance.now() - started).toFixed(1)} ms (attempt ${attempt}${requestId ? `, request id ${requestId}` : ''})`,
       );
     }
-    this.#events.emit('response', () => ({ ...call, attempt, status: response!.status, durationMs: performance.now() - started, requestId }));
+    if (this.#events.has('response')) this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId });
     const body = parseBody(text ?? '');
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: response.headers, body: value, call });

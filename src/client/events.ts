@@ -41,9 +41,14 @@ export class ClientEvents {
     return () => void set.delete(entry as (payload: never) => void);
   }
 
-  /** Calls the listeners of `event` with the payload `make` builds, only when there are any. */
-  emit<E extends keyof ClientEventMap>(event: E, make: () => ClientEventMap[E]): void {
+  /** Whether `event` has listeners: the hot path builds no payload without them. */
+  has(event: keyof ClientEventMap): boolean {
+    return (this.#listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  /** Calls the listeners of `event` with `payload`. */
+  emit<E extends keyof ClientEventMap>(event: E, payload: ClientEventMap[E]): void {
     const set = this.#listeners.get(event);
-    if (set?.size) notify(set as Set<(payload: ClientEventMap[E]) => void>, make());
+    if (set?.size) notify(set as Set<(payload: ClientEventMap[E]) => void>, payload);
   }
 }

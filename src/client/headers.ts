@@ -16,8 +16,18 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 // RFC 9110 IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`, nothing else.
 const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
 
+/** The last date parsed: a server's `Date` changes once a second, and every response carries one. */
+let last: { value: string | null; ms: number | undefined } = { value: null, ms: undefined };
+
 /** An IMF-fixdate in milliseconds since the epoch, or `undefined` for anything else. */
 export function parseHttpDate(value: string | null): number | undefined {
+  if (value === last.value) return last.ms;
+  const ms = parseFixdate(value);
+  last = { value, ms };
+  return ms;
+}
+
+function parseFixdate(value: string | null): number | undefined {
   const match = value === null ? null : IMF_FIXDATE.exec(value.trim());
   if (!match) return undefined;
   const [, day, month, year, hour, minute, second] = match;
