@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { startReferenceServer, type StartReferenceServerOptions } from './node.js';
 import { DEMO_API_KEY, type PlanName, type Quota } from './server/options.js';
 import type { FaultKind } from './server/faults.js';
+import type { RateLimitHeaders } from './server/http.js';
 
 const HELP = `Usage: petstore-server [options]
 
@@ -22,6 +23,8 @@ Options:
   --fault-rate R           Inject faults into a share R (0-1) of requests (default 0)
   --fault-kinds LIST       Comma-separated: latency,error,drop,truncate (default all)
   --fault-seed N           Seed of the fault draw (default 1)
+  --ratelimit-headers H    x (X-RateLimit-*, the default), ietf (RateLimit and
+                           RateLimit-Policy, the IETF draft's) or both
   --quiet                  Do not log each request
   -h, --help               Show this help
 
@@ -41,6 +44,7 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
       'fault-rate': { type: 'string' },
       'fault-kinds': { type: 'string' },
       'fault-seed': { type: 'string' },
+      'ratelimit-headers': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -76,8 +80,13 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
           ...(values['fault-kinds'] ? { kinds: values['fault-kinds'].split(',') as FaultKind[] } : {}),
           ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
         };
+  const headers = values['ratelimit-headers'];
+  if (headers !== undefined && !['x', 'ietf', 'both'].includes(headers)) {
+    throw new Error(`--ratelimit-headers must be x, ietf or both; got "${headers}".`);
+  }
   return {
     port: int('port', values.port, 65535),
+    ...(headers ? { rateLimitHeaders: headers as RateLimitHeaders } : {}),
     host: values.host,
     pets: int('seed', values.seed, 10_000_000),
     ...(apiKeys ? { apiKeys } : {}),

@@ -90,6 +90,9 @@ export const EXPOSED_HEADERS = [
   'Sunset',
   'Link',
   'Location',
+  'RateLimit',
+  'RateLimit-Policy',
+  'X-Request-Id',
 ] as const;
 
 /** When `GET /pets/{petId}` is removed: 5 December 2030, 00:00 UTC. */

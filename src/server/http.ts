@@ -82,12 +82,28 @@ export function empty(status: number, headers: Record<string, string>): Reply {
   return { status, headers: { ...headers, ...CORS_HEADERS }, body: null };
 }
 
-/** Sets the `X-RateLimit-*` headers (and `Retry-After` on refusals) on a reply. */
-export function withRateLimit(reply: Reply, admission: Admission): Reply {
-  reply.headers['X-RateLimit-Limit'] = String(admission.limit);
-  reply.headers['X-RateLimit-Remaining'] = String(admission.remaining);
-  reply.headers['X-RateLimit-Reset'] = String(admission.reset);
-  if (admission.retryAfter !== undefined) reply.headers['Retry-After'] = String(admission.retryAfter);
+/** Which rate-limit headers the server sends: `X-RateLimit-*`, the IETF draft's, or both. */
+export type RateLimitHeaders = 'x' | 'ietf' | 'both';
+
+/**
+ * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply, and its
+ * `Date` from the server's clock `now`, so that clients can read the reset on the server's clock.
+ * The IETF draft's fields (`RateLimit-Policy: "default";q=60;w=60`, `RateLimit: "default";r=59;t=42`)
+ * count in seconds from now.
+ */
+export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimitHeaders, now: number): Reply {
+  const headers = reply.headers;
+  headers.Date = new Date(now).toUTCString();
+  if (mode !== 'ietf') {
+    headers['X-RateLimit-Limit'] = String(admission.limit);
+    headers['X-RateLimit-Remaining'] = String(admission.remaining);
+    headers['X-RateLimit-Reset'] = String(admission.reset);
+  }
+  if (mode !== 'x') {
+    headers['RateLimit-Policy'] = `"default";q=${admission.limit};w=${admission.window}`;
+    headers.RateLimit = `"default";r=${admission.remaining};t=${Math.max(0, admission.reset - Math.floor(now / 1000))}`;
+  }
+  if (admission.retryAfter !== undefined) headers['Retry-After'] = String(admission.retryAfter);
   return reply;
 }
 
@@ -128,14 +144,30 @@ export async function readText(request: Incoming): Promise<{ text: string } | { 
   }
 }
 
-/** The {@link Incoming} view of a web `Request`. */
+/**
+ * The {@link Incoming} view of a web `Request`. The body is read with `arrayBuffer()`, never
+ * through `request.body`: Firefox's `Request` has no `body` property at all.
+ */
 export function fromRequest(request: Request): Incoming {
-  const { body } = request;
+  const method = request.method.toUpperCase();
   return {
     method: request.method,
     url: new URL(request.url),
     header: (name) => request.headers.get(name),
-    body: body ? () => body.getReader() : null,
+    body:
+      method === 'GET' || method === 'HEAD'
+        ? null
+        : () => {
+            let read = false;
+            return {
+              read: async () => {
+                if (read) return { done: true };
+                read = true;
+                return { value: new Uint8Array(await request.arrayBuffer()) };
+              },
+              cancel: () => {},
+            };
+          },
   };
 }
 

@@ -7,6 +7,7 @@
  */
 export { createReferenceServer, GET_PET_DEPRECATED_AT } from './server.js';
 export { MAX_BODY_BYTES } from './http.js';
+export type { RateLimitHeaders } from './http.js';
 export type { ReferenceServer, ServerInspection } from './server.js';
 export { DEMO_API_KEY, PLANS, DEFAULTS as SERVER_DEFAULTS } from './options.js';
 export type { PlanName, Quota, ReferenceServerOptions, SeedPet } from './options.js';

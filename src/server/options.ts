@@ -1,6 +1,7 @@
 import { check, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
 import { ServerNewPetSchema } from './rules.js';
 import type { FaultOptions } from './faults.js';
+import type { RateLimitHeaders } from './http.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
 export interface Quota {
@@ -63,6 +64,13 @@ export interface ReferenceServerOptions {
   banDurationMs?: number;
   /** Injected faults (latency, 5xx, dropped connections, truncated bodies), for robustness tests. Off by default. */
   faults?: FaultOptions;
+  /**
+   * Which rate-limit headers to send: `X-RateLimit-*` (what the spec names), the IETF draft's
+   * `RateLimit` and `RateLimit-Policy`, or both, to test clients against a service that adopts
+   * the standard.
+   * @default 'x'
+   */
+  rateLimitHeaders?: RateLimitHeaders;
 }
 
 /** Options after defaults are applied and inputs are checked. */
@@ -74,6 +82,7 @@ export interface ResolvedServerOptions {
   banThreshold: number;
   banDurationMs: number;
   faults: FaultOptions | undefined;
+  rateLimitHeaders: RateLimitHeaders;
 }
 
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
@@ -90,6 +99,8 @@ export const DEFAULTS = Object.freeze({
   banThreshold: 5,
   /** How long a ban lasts: 15 minutes. */
   banDurationMs: 15 * 60_000,
+  /** The spec's `X-RateLimit-*` headers. */
+  rateLimitHeaders: 'x' as RateLimitHeaders,
 });
 
 const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];
@@ -156,6 +167,9 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     }
     apiKeys.set(key, resolveQuota(key, plan));
   }
+  if (options.rateLimitHeaders !== undefined && !['x', 'ietf', 'both'].includes(options.rateLimitHeaders)) {
+    throw new TypeError(`rateLimitHeaders must be "x", "ietf" or "both"; got "${String(options.rateLimitHeaders)}".`);
+  }
   const banThreshold = options.banThreshold ?? DEFAULTS.banThreshold;
   const banDurationMs = options.banDurationMs ?? DEFAULTS.banDurationMs;
   if (!isCount(banThreshold)) throw new TypeError('banThreshold must be a non-negative integer.');
@@ -168,5 +182,6 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     banThreshold,
     banDurationMs,
     faults: options.faults,
+    rateLimitHeaders: options.rateLimitHeaders ?? DEFAULTS.rateLimitHeaders,
   };
 }

@@ -14,6 +14,8 @@ export interface Admission {
   remaining: number;
   /** Unix seconds at which the binding window resets. */
   reset: number;
+  /** The binding window's length in seconds (60 or 86,400), for `RateLimit-Policy`. */
+  window: number;
 }
 
 /** Counters the reference server keeps per key, for tests that check a client's manners. */
@@ -61,7 +63,7 @@ export class RateLimiter {
 
   /** The headers for a caller with no known key: an untouched Free-plan minute. */
   static anonymous(now: number, perMinute: number): Admission {
-    return { limit: perMinute, remaining: perMinute, reset: Math.ceil((Math.floor(now / MINUTE) + 1) * MINUTE / 1000) };
+    return { limit: perMinute, remaining: perMinute, reset: Math.ceil((Math.floor(now / MINUTE) + 1) * MINUTE / 1000), window: MINUTE / 1000 };
   }
 
   stats(): Record<string, KeyStats> {
@@ -95,10 +97,10 @@ export class RateLimiter {
 
   /** The binding window: the one with fewer requests left; on a tie, the one that resets later. */
   #binding(state: KeyState): Admission {
-    const minute = { limit: state.quota.perMinute, remaining: state.quota.perMinute - state.minuteCount, resetMs: state.minuteStart + MINUTE };
-    const day = { limit: state.quota.perDay, remaining: state.quota.perDay - state.dayCount, resetMs: state.dayStart + DAY };
+    const minute = { limit: state.quota.perMinute, remaining: state.quota.perMinute - state.minuteCount, resetMs: state.minuteStart + MINUTE, window: MINUTE };
+    const day = { limit: state.quota.perDay, remaining: state.quota.perDay - state.dayCount, resetMs: state.dayStart + DAY, window: DAY };
     const w = day.remaining <= minute.remaining ? day : minute;
-    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000) };
+    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000), window: w.window / 1000 };
   }
 
   /** Counts one request of `key` at `now` and says whether it may proceed. */
@@ -107,14 +109,19 @@ export class RateLimiter {
     state.stats.requests++;
     const refuse = (refused: Admission['refused'], untilMs: number): Admission => {
       state.stats.rateLimited++;
+      // Retry-After is whole seconds, rounded up; the window a request counts as a strike in ends
+      // where the wait really ends (the window's reset), never up to a second past it, so a
+      // client that waits exactly until the announced reset is not punished.
       const retryAfter = Math.max(1, Math.ceil((untilMs - now) / 1000));
-      state.waitUntil = Math.max(state.waitUntil, now + retryAfter * 1000);
+      state.waitUntil = Math.max(state.waitUntil, untilMs);
       return { ...this.#binding(state), refused, retryAfter };
     };
 
+    const inside = now < state.waitUntil;
+    // Every request inside an announced window counts, whether the key is banned or not.
+    if (inside) state.stats.insideRetryAfter++;
     if (now < state.bannedUntil) return refuse('api_key_banned', state.bannedUntil);
-    if (now < state.waitUntil) {
-      state.stats.insideRetryAfter++;
+    if (inside) {
       if (++state.strikes > this.banThreshold) {
         state.stats.bans++;
         state.strikes = 0;

@@ -105,6 +105,8 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
   const planFault = createFaultPlanner(config.faults);
   const keys = [...config.apiKeys.keys()];
+  /** Sets the rate-limit headers the server is configured to send, and `Date`. */
+  const limited = (reply: Reply, admission: Admission) => withRateLimit(reply, admission, config.rateLimitHeaders, config.now());
   /** What a request without a (valid) key is told: an untouched Free-plan minute. */
   const anonymous = (now: number) => RateLimiter.anonymous(now, PLANS.free.perMinute);
 
@@ -201,7 +203,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
 
     if (method === 'OPTIONS') {
       const allow = route ? [...Object.keys(route.methods), 'HEAD', 'OPTIONS'].join(', ') : 'GET, HEAD, POST, OPTIONS';
-      return withRateLimit(
+      return limited(
         empty(204, {
           Allow: allow,
           'Access-Control-Allow-Methods': allow,
@@ -225,17 +227,17 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
           : !match
             ? (['invalid_api_key', 'The Authorization header is malformed. Send "Authorization: Bearer <API_KEY>".'] as const)
             : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
-        return withRateLimit(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now));
+        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now));
       }
       admission = limiter.admit(key, now);
       if (admission.refused === 'api_key_banned') {
-        return withRateLimit(
+        return limited(
           error(429, 'api_key_banned', `This API key is temporarily banned for sending requests while told to wait. Retry after ${admission.retryAfter} s, and honour Retry-After.`),
           admission,
         );
       }
       if (admission.refused) {
-        return withRateLimit(
+        return limited(
           error(429, 'rate_limited', `Rate limit of ${admission.limit} requests exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
           admission,
         );
@@ -243,15 +245,15 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     }
 
     if (!route || path === undefined) {
-      return withRateLimit(error(404, 'not_found', `No route ${url.pathname}. The API's paths are /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), admission);
+      return limited(error(404, 'not_found', `No route ${url.pathname}. The API's paths are /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), admission);
     }
     const handler = route.methods[method === 'HEAD' ? 'GET' : method];
     if (!handler || (method === 'HEAD' && !route.methods.GET)) {
       const allow = [...Object.keys(route.methods), ...(route.methods.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-      return withRateLimit(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
+      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
     }
     const reply = handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
-    return reply instanceof Promise ? reply.then((r) => withRateLimit(r, admission)) : withRateLimit(reply, admission);
+    return reply instanceof Promise ? reply.then((r) => limited(r, admission)) : limited(reply, admission);
   }
 
   function answer(request: Incoming): Reply | Promise<Reply> {
@@ -300,7 +302,18 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
 
   const server: ReferenceServer = {
     async fetch(request: Request): Promise<Response> {
-      return toResponse(await serve(fromRequest(request)));
+      // An aborted request rejects at once with its reason, as a real fetch would, whatever the
+      // server is waiting for (a body, an injected latency).
+      const { signal } = request;
+      signal?.throwIfAborted();
+      const reply = serve(fromRequest(request));
+      if (!(reply instanceof Promise)) return toResponse(reply);
+      if (!signal) return toResponse(await reply);
+      return new Promise((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        reply.then((ready) => resolve(toResponse(ready)), reject).finally(() => signal.removeEventListener('abort', onAbort));
+      });
     },
     reset() {
       store.reset(config.pets);
@@ -313,7 +326,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   };
   cores.set(server, {
     serve,
-    refuse: (status, code, message) => withRateLimit(error(status, code, message), anonymous(config.now())),
+    refuse: (status, code, message) => limited(error(status, code, message), anonymous(config.now())),
   });
   return server;
 }

@@ -63,6 +63,18 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('--ratelimit-headers ietf sends the IETF draft headers instead of X-RateLimit-*', async () => {
+    const cli = run(['--port', '0', '--quiet', '--ratelimit-headers', 'ietf']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } });
+    expect(response.headers.get('RateLimit-Policy')).toBe('"default";q=60;w=60');
+    expect(response.headers.get('RateLimit')).toMatch(/^"default";r=59;t=\d+$/);
+    expect(response.headers.get('X-RateLimit-Limit')).toBeNull();
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
     expect(await cli.exit()).toBe(0);
@@ -75,6 +87,7 @@ describe('petstore-server CLI', () => {
     [['--key', 'k:gold'], /unknown plan "gold"/],
     [['--key', 'k:enterprise'], /needs a quota/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
+    [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);

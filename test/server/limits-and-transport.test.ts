@@ -1,0 +1,93 @@
+// The reference server's rate limits as a client sees them on the wire (the strike window, the
+// Date header, the IETF headers) and its fetch as every runtime calls it (Firefox's Request,
+// aborted requests).
+import { describe, expect, it } from 'vitest';
+import { createReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
+
+/** 2026-06-01T00:00:10.500Z: half a second off the second, where rounding shows. */
+const START = Date.UTC(2026, 5, 1, 0, 0, 10, 500);
+const MINUTE_END = Date.UTC(2026, 5, 1, 0, 1, 0);
+
+function server(options: ReferenceServerOptions = {}) {
+  let now = START;
+  const api = createReferenceServer({ apiKeys: { k: { perMinute: 1, perDay: 100 } }, now: () => now, ...options });
+  const get = (path = '/v1/pets') => api.fetch(new Request(`http://localhost${path}`, { headers: { Authorization: 'Bearer k' } }));
+  return { api, get, setNow: (ms: number) => void (now = ms) };
+}
+
+describe('rate limits on the wire', () => {
+  it('a client that waits exactly until the announced reset is never counted inside the Retry-After window', async () => {
+    const { api, get, setNow } = server({ apiKeys: { k: { perMinute: 5, perDay: 100 } }, banThreshold: 4 });
+    for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
+    const refused = await get();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('X-RateLimit-Reset')) * 1000).toBe(MINUTE_END);
+    expect(refused.headers.get('Retry-After')).toBe('50'); // 49.5 s, rounded up
+    // Before: the strike window ran to now + 50 s = 00:01:00.5, past the reset it announced, so
+    // these five requests at the reset itself were five strikes, and the key was banned.
+    setNow(MINUTE_END);
+    for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('insideRetryAfter counts every request inside an announced window, banned or not', async () => {
+    const { api, get } = server({ banThreshold: 2 });
+    await get();
+    await get(); // 429: the window opens
+    for (let i = 0; i < 20; i++) await get(); // 2 strikes, then a ban, then 17 more while banned
+    expect(api.inspect().keys.k).toMatchObject({ requests: 22, insideRetryAfter: 20, bans: 1 });
+  });
+
+  it('every answer carries Date from the server\'s clock, in-process too, errors and preflights included', async () => {
+    const { api, get } = server();
+    const stamp = new Date(START).toUTCString();
+    expect((await get()).headers.get('Date')).toBe(stamp);
+    expect((await api.fetch(new Request('http://localhost/v1/pets'))).headers.get('Date')).toBe(stamp);
+    expect((await api.fetch(new Request('http://localhost/v1/pets', { method: 'OPTIONS' }))).headers.get('Date')).toBe(stamp);
+  });
+
+  it('rateLimitHeaders: "ietf" sends RateLimit and RateLimit-Policy instead of X-RateLimit-*, "both" sends both', async () => {
+    const ietf = await server({ rateLimitHeaders: 'ietf' }).get();
+    expect(ietf.headers.get('RateLimit-Policy')).toBe('"default";q=1;w=60');
+    expect(ietf.headers.get('RateLimit')).toBe('"default";r=0;t=50');
+    expect(ietf.headers.get('X-RateLimit-Limit')).toBeNull();
+    const both = await server({ rateLimitHeaders: 'both' }).get();
+    expect(both.headers.get('RateLimit')).toBe('"default";r=0;t=50');
+    expect(both.headers.get('X-RateLimit-Remaining')).toBe('0');
+    expect(() => createReferenceServer({ rateLimitHeaders: 'y' as 'x' })).toThrow(/rateLimitHeaders must be "x", "ietf" or "both"/);
+  });
+});
+
+describe('server.fetch as every runtime calls it', () => {
+  it('reads a POST body from a Request that has no body property, as in Firefox', async () => {
+    const api = createReferenceServer({ apiKeys: { k: 'pro' } });
+    const real = new Request('http://localhost/v1/pets', {
+      method: 'POST',
+      headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+    // Firefox's Request: `'body' in Request.prototype` is false, and reading it gives undefined.
+    const firefoxLike = new Proxy(real, {
+      has: (target, key) => key !== 'body' && key in target,
+      get: (target, key) => {
+        if (key === 'body') return undefined;
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const response = await api.fetch(firefoxLike);
+    expect(response.status).toBe(201);
+    expect(await response.json()).toMatchObject({ name: 'Rex', categoryId: 1 });
+  });
+
+  it('an aborted request rejects at once with the signal\'s reason, even while an injected latency holds the answer', async () => {
+    const api = createReferenceServer({ apiKeys: { k: 'pro' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 60_000 } });
+    const controller = new AbortController();
+    const pending = api.fetch(new Request('http://localhost/v1/pets', { headers: { Authorization: 'Bearer k' }, signal: controller.signal }));
+    controller.abort(new Error('gave up'));
+    await expect(pending).rejects.toThrow('gave up');
+    const aborted = new AbortController();
+    aborted.abort(new Error('already'));
+    await expect(api.fetch(new Request('http://localhost/v1/pets', { signal: aborted.signal }))).rejects.toThrow('already');
+  });
+});
