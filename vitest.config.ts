@@ -17,7 +17,7 @@ export const alias = {
  * The slow set: the packed tarball, real browsers and runtimes, the docs site, Redis and child
  * processes. Everything else is the fast unit set.
  */
-const INTEGRATION = ['test/package/**', 'test/browser/**', 'test/docs/**', 'test/runtimes/**', 'test/redis/**', 'test/cli/**'];
+const INTEGRATION = ['test/package', 'test/browser', 'test/docs', 'test/runtimes', 'test/redis', 'test/cli', 'test/python'];
 
 export default defineConfig({
   resolve: { alias },
@@ -31,13 +31,13 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-          exclude: INTEGRATION,
+          exclude: INTEGRATION.map((dir) => `${dir}/**`),
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
         },
       },
       {
         extends: true,
-        test: { name: 'integration', include: INTEGRATION },
+        test: { name: 'integration', include: INTEGRATION.map((dir) => `${dir}/**/*.test.ts`) },
       },
     ],
   },
