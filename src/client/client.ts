@@ -357,14 +357,15 @@ export class PetStoreClient {
     try {
       if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
       response = await this.#send(operation, options, controller.signal);
-      if (response.status !== 429) this.#observe(response);
+      // Observed as soon as the head arrives: a 429 blocks every call before its body is read.
+      this.#observe(response, false);
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
       text = await this.#read(response, controller);
     } catch (error) {
       throw this.#failure(error, operation, call, timeout, signal, response);
     } finally {
-      // A 429 is observed once its Error record is read, to know whether it announced a ban.
-      if (response?.status === 429) this.#observe(response, text);
+      // A 429 whose Error record announces a ban is observed again, so refusals say so.
+      if (response?.status === 429 && text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text)) this.#observe(response, true);
       clearTimeout(timer);
       signal?.removeEventListener('abort', abort);
       release();
@@ -397,8 +398,7 @@ export class PetStoreClient {
   }
 
   /** Tells the coordinator what a response said about the rate limit. */
-  #observe(response: Response, text?: string): void {
-    const banned = text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text);
+  #observe(response: Response, banned: boolean): void {
     const observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(1)));
     if (observed instanceof Promise) observed.catch(() => {});
   }
