@@ -235,3 +235,55 @@ describe('one deadline and one abort per attempt, body included', () => {
     expect(`${String(error)} ${JSON.stringify(error)} ${(error as Error).stack}`).not.toContain(KEY);
   });
 });
+
+describe('every failure is a PetStoreError, says what happened, and leaks nothing', () => {
+  it('a rateLimit.subscribe listener that throws is reported, createPet still resolves, and later listeners run (before: createPet rejected with the listener\'s error although the pet was stored)', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    await serve((_, now) => ({ status: 201, headers: budget(60, 59, now + 30_000), body: PET }));
+    const c = client();
+    c.rateLimit.subscribe(() => {
+      throw new Error('listener bug');
+    });
+    const later = vi.fn();
+    c.rateLimit.subscribe(later);
+    expect(await drive(c.createPet({ name: 'Rex', categoryId: 1 }))).toEqual(JSON.parse(PET));
+    expect(later).toHaveBeenCalledTimes(1);
+    expect(reported).toEqual([new Error('listener bug')]);
+    vi.unstubAllGlobals();
+  });
+
+  it.each(['\r', '\n', '\0', 'é'])('an API key with %j is a ValidationError at construction that never echoes the key (before: a raw TypeError holding it)', async (bad) => {
+    await serve(() => ({ status: 200 }));
+    const thrown = (() => {
+      try {
+        client({ apiKey: `${KEY}${bad}x` });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(thrown).toMatchObject({ name: 'ValidationError' });
+    expect(`${String(thrown)} ${JSON.stringify(thrown)}`).not.toContain(KEY);
+    expect(server!.arrivals).toHaveLength(0);
+  });
+
+  it('a baseUrl with credentials is refused at construction without echoing the password (before: accepted, every call failed, the password in errors and String(client))', async () => {
+    await serve(() => ({ status: 200 }));
+    const withPassword = server!.url.replace('http://', 'http://user:hunter2@');
+    expect(() => new PetStoreClient({ apiKey: KEY, baseUrl: withPassword })).toThrow(/must not hold credentials/);
+    expect(() => new PetStoreClient({ apiKey: KEY, baseUrl: withPassword })).not.toThrow(/hunter2/);
+    expect(() => new PetStoreClient({ apiKey: KEY, baseUrl: server!.url.replace('http:', 'ftp:') })).toThrow(/http or https/);
+  });
+
+  it('while a ban the server announced lasts, a refused call says api_key_banned (before: rate_limited)', async () => {
+    const { arrivals } = await serve(() => ({
+      status: 429,
+      headers: { 'Retry-After': '900' },
+      body: '{"code":"api_key_banned","message":"banned","status":429}',
+    }));
+    const c = client();
+    expect(await drive(c.listPets())).toMatchObject({ name: 'RateLimitError', code: 'api_key_banned' });
+    expect(await drive(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned', retryAfterMs: expect.any(Number) });
+    expect(arrivals).toHaveLength(1);
+  });
+});
