@@ -7,6 +7,7 @@ const shared: Options = {
     server: 'src/server/index.ts',
     msw: 'src/msw.ts',
     node: 'src/node.ts',
+    redis: 'src/redis.ts',
     cli: 'src/cli.ts',
   },
   dts: true,
@@ -25,7 +26,7 @@ export default defineConfig([
     ...shared,
     format: ['esm'],
     // Runtime dependencies stay external: users' bundlers dedupe them.
-    external: ['ky', 'zod', 'p-retry', 'msw'],
+    external: ['ky', 'zod', 'p-retry', 'msw', 'redis'],
   },
   {
     ...shared,
@@ -34,7 +35,7 @@ export default defineConfig([
     // namespace, which esbuild's CJS interop then wraps once more, so `ky(...)` and `pRetry(...)`
     // would not be functions (the pack test's CJS require caught it). They are bundled into the
     // CJS build instead; zod ships CJS, and msw is only used through named imports.
-    external: ['zod', 'msw'],
+    external: ['zod', 'msw', 'redis'],
     noExternal: ['ky', 'p-retry'],
   },
 ]);

@@ -10,6 +10,7 @@ export const alias = {
   '@animal-store/sdk/server': src('server/index.ts'),
   '@animal-store/sdk/msw': src('msw.ts'),
   '@animal-store/sdk/node': src('node.ts'),
+  '@animal-store/sdk/redis': src('redis.ts'),
   '@animal-store/sdk': src('index.ts'),
 };
 

@@ -10,7 +10,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 /** The programs the tests need: what uses it, its variable, where Debian puts it, its package. */
-const NEEDS = [{ what: 'the browser tests', name: 'Chromium', variable: 'CHROMIUM_PATH', path: '/usr/bin/chromium', apt: 'chromium' }];
+const NEEDS = [
+  { what: 'the browser tests', name: 'Chromium', variable: 'CHROMIUM_PATH', path: '/usr/bin/chromium', apt: 'chromium' },
+  { what: 'the Redis tests', name: 'redis-server', variable: 'REDIS_SERVER', path: '/usr/bin/redis-server', apt: 'redis-server' },
+];
 
 const missing = NEEDS.filter((need) => !existsSync(process.env[need.variable] || need.path));
 if (missing.length === 0) process.exit(0);

@@ -36,6 +36,7 @@ export type {
 export type {
   AcquireDecision,
   AcquireRequest,
+  CoordinatorScope,
   RateLimitCoordinator,
   RateLimitObservation,
   RateLimitState,

@@ -42,6 +42,14 @@ export interface RateLimitStore {
   readonly subscribe: (listener: (state: RateLimitState | undefined) => void) => () => void;
 }
 
+/** Whose rate limit a coordinator keeps: a budget and a ban belong to one key at one service. */
+export interface CoordinatorScope {
+  /** The API key. A shared store must not write it anywhere (hash it). */
+  readonly apiKey: string;
+  /** The base URL, ending in `/v1/`. */
+  readonly baseUrl: string;
+}
+
 /** What the client asks before an attempt. */
 export interface AcquireRequest {
   /**
@@ -112,6 +120,11 @@ export interface RateLimitObservation {
  * - after a response without a budget, the throttle steps aside (only `blocked` still applies).
  */
 export interface RateLimitCoordinator extends RateLimitStore {
+  /**
+   * For a coordinator that serves several keys (the Redis one): the coordinator of this client's
+   * key and base URL. The client calls it once, at construction, when it is there.
+   */
+  bind?(scope: CoordinatorScope): RateLimitCoordinator;
   /** Takes a slot if one may be sent now, else says how long to wait. One atomic decision. */
   acquire(request: AcquireRequest): AcquireDecision | Promise<AcquireDecision>;
   /** Records what a response said, for every client that shares the coordinator. */

@@ -255,7 +255,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     timeout: options.timeout ?? DEFAULTS.timeout,
     maxRetryDelay: options.maxRetryDelay ?? DEFAULTS.maxRetryDelay,
     throttle: options.throttle ?? DEFAULTS.throttle,
-    coordinator: options.coordinator ?? createMemoryCoordinator(),
+    coordinator: options.coordinator?.bind?.({ apiKey, baseUrl: baseUrl.href }) ?? options.coordinator ?? createMemoryCoordinator(),
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
     logLevel,
     log: levelled(options.logger ?? console, logLevel),

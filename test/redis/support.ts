@@ -1,0 +1,58 @@
+/**
+ * A private redis-server for the Redis tests (Debian's, or $REDIS_SERVER), on a free port of
+ * 127.0.0.1, with no persistence; stopped by the test. Restartable on the same port, to test what
+ * clients do while Redis is down.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { createClient } from 'redis';
+
+export const REDIS_SERVER = process.env.REDIS_SERVER || '/usr/bin/redis-server';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface RedisProcess {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+export async function startRedis(): Promise<RedisProcess> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (chunk) => (out += chunk));
+    const deadline = Date.now() + 10_000;
+    while (!out.includes('Ready to accept connections')) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start:\n${out}`);
+      await once(child.stdout!, 'data');
+    }
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop: async () => {
+      if (!child || child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** A connected node-redis client that gives up reconnecting quickly, as tests want. */
+export async function connect(url: string) {
+  const client = createClient({ url, socket: { reconnectStrategy: (retries: number) => Math.min(retries * 50, 200), connectTimeout: 1_000 } });
+  client.on('error', () => {});
+  return client.connect();
+}
