@@ -2,19 +2,11 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConnectionError, PetStoreClient } from '@animal-store/sdk';
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../support/ports.js';
 
 describe('connection failures', () => {
   it('a refused connection is a ConnectionError with mayHaveSucceeded false, and createPet does not claim a pet may exist', async () => {
-    const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, maxRetries: 0 });
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${await freePort()}/v1`, maxRetries: 0 });
     const error = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error).toMatchObject({ mayHaveSucceeded: false, method: 'POST', status: undefined });

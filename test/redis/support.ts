@@ -5,18 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { createClient } from 'redis';
+import { freePort } from '../support/ports.js';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER || '/usr/bin/redis-server';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface RedisProcess {
   url: string;
