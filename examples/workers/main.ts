@@ -1,0 +1,29 @@
+// Several worker processes sharing one Free-plan API key through Redis: `REDIS_URL=redis://… node
+// examples/workers/main.ts [workers] [calls]`. It starts the reference server over HTTP, runs the
+// workers, and prints what the server saw: with Redis, no request inside a Retry-After window and
+// no ban. `--no-redis` runs the same storm without the coordinator, for comparison.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { startReferenceServer } from '@animal-store/sdk/node';
+
+const args = process.argv.slice(2);
+const useRedis = !args.includes('--no-redis');
+const [workers = 4, calls = 100] = args.filter((a) => !a.startsWith('--')).map(Number);
+if (useRedis && !process.env.REDIS_URL) throw new Error('Set REDIS_URL (e.g. redis://127.0.0.1:6379), or pass --no-redis.');
+
+const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' } });
+const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
+const runs = Array.from({ length: workers }, async () => {
+  const env = { ...process.env, BASE_URL: api.url, API_KEY: 'shared-key', CALLS: String(calls), ...(useRedis ? {} : { REDIS_URL: '' }) };
+  const child = spawn(process.execPath, [worker], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`a worker exited with ${code}`);
+  return JSON.parse(out) as { ok: number; throttled: number; rateLimited: number; other: string[] };
+});
+const results = await Promise.all(runs);
+const stats = api.server.inspect().keys['shared-key'];
+console.log(JSON.stringify({ redis: useRedis, workers: results, server: stats }));
+await api.close();

@@ -1,0 +1,115 @@
+/**
+ * Real worker processes (examples/workers) sharing one key through a real redis-server: the
+ * storm of the issue, a worker killed while it holds the only slot, and Redis stopped mid-storm.
+ * Workers run the built package, as users do (npm test builds first).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startReferenceServer } from '@animal-store/sdk/node';
+import { createReferenceServer } from '@animal-store/sdk/server';
+import { startRedis, type RedisProcess } from './support.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/workers/', import.meta.url));
+const NODE = process.execPath;
+
+interface WorkerResult {
+  ok: number;
+  throttled: number;
+  rateLimited: number;
+  other: string[];
+  warnings: string[];
+}
+
+let redis: RedisProcess;
+beforeAll(async () => void (redis = await startRedis()));
+afterAll(async () => redis?.stop());
+
+/** Runs a node script; resolves to its exit code and stdout. */
+async function node(script: string, args: string[], env: Record<string, string>) {
+  const child = spawn(NODE, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (err += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, exited, out: () => out, err: () => err };
+}
+
+const worker = (env: Record<string, string>) => node(`${EXAMPLE}worker.ts`, [], env);
+const result = (out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as WorkerResult;
+
+describe('many processes, one key', () => {
+  it('storm: 6 workers × 100 calls on one Free-plan key: with Redis, no request inside a Retry-After window, no ban, every call settles', async () => {
+    const run = await node(`${EXAMPLE}main.ts`, ['6', '100'], { REDIS_URL: redis.url });
+    expect(await run.exited, run.err()).toBe(0);
+    const { workers, server } = JSON.parse(run.out().trim().split('\n').at(-1)!) as { workers: WorkerResult[]; server: Record<string, number> };
+    expect(server).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+    expect(server.rateLimited).toBeLessThanOrEqual(1);
+    expect(workers.reduce((n, w) => n + w.ok + w.throttled + w.rateLimited, 0)).toBe(600);
+    expect(workers.flatMap((w) => w.other)).toEqual([]);
+  }, 60_000);
+
+  it('the same storm without the coordinator gets the key banned (so the test above can fail)', async () => {
+    const run = await node(`${EXAMPLE}main.ts`, ['6', '100', '--no-redis'], {});
+    expect(await run.exited, run.err()).toBe(0);
+    const { server } = JSON.parse(run.out().trim().split('\n').at(-1)!) as { server: Record<string, number> };
+    expect(server.bans).toBeGreaterThanOrEqual(1);
+    expect(server.insideRetryAfter).toBeGreaterThan(5);
+  }, 60_000);
+
+  it('a worker SIGKILLed while it holds the only slot (the probe) does not hold the others up past its lease', async () => {
+    // The reference server behind a door that holds the very first request: the first worker is
+    // killed while its probe, the only request allowed before the budget is known, is in flight.
+    const api = createReferenceServer({ apiKeys: { k: 'pro' } });
+    let first = true;
+    const door = createServer((req, res) => {
+      if (first) return void (first = false);
+      void api.fetch(new Request(`http://${req.headers.host}${req.url}`, { headers: req.headers as Record<string, string> })).then(async (answer) => {
+        res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => door.listen(0, '127.0.0.1', resolve));
+    const env = { BASE_URL: `http://127.0.0.1:${(door.address() as AddressInfo).port}/v1`, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '5', TIMEOUT: '1000' };
+    try {
+      const doomed = await worker(env);
+      for (const end = Date.now() + 10_000; first && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      doomed.child.kill('SIGKILL');
+      await doomed.exited;
+      // Without leases the survivors would wait for the dead worker's slot forever; with them,
+      // the slot comes back after its lease (timeout + 5 s) and every call goes through.
+      const survivors = await Promise.all([worker(env), worker(env)]);
+      expect(await Promise.all(survivors.map((s) => s.exited))).toEqual([0, 0]);
+      for (const s of survivors) expect(result(s.out())).toMatchObject({ ok: 5, other: [] });
+    } finally {
+      door.closeAllConnections();
+      await new Promise((resolve) => door.close(resolve));
+    }
+  }, 60_000);
+
+  it('Redis stopped mid-storm: every call still settles, with the warning; started again, coordination resumes', async () => {
+    const api = await startReferenceServer({ port: 0, apiKeys: { k: 'pro' }, faults: { rate: 0.5, kinds: ['latency'], latencyMs: 500 } });
+    const env = { BASE_URL: api.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '30' };
+    try {
+      const workers = await Promise.all([worker(env), worker(env), worker(env)]);
+      for (const end = Date.now() + 10_000; (api.server.inspect().keys.k?.requests ?? 0) < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      await redis.stop();
+      const codes = await Promise.all(workers.map((w) => w.exited));
+      await redis.start();
+      expect(codes).toEqual([0, 0, 0]);
+      const results = workers.map((w) => result(w.out()));
+      for (const r of results) expect(r.ok + r.throttled + r.rateLimited).toBe(30);
+      expect(results.flatMap((r) => r.warnings)).toEqual(expect.arrayContaining([expect.stringMatching(/Redis failed/)]));
+      // Back: a fresh storm on the same Redis is coordinated again (no 429 beyond a probe).
+      api.server.reset();
+      const again = await Promise.all([worker({ ...env, CALLS: '10' }), worker({ ...env, CALLS: '10' })]);
+      expect(await Promise.all(again.map((w) => w.exited))).toEqual([0, 0]);
+      expect(again.flatMap((w) => result(w.out()).warnings)).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  }, 90_000);
+});
