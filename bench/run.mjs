@@ -6,6 +6,7 @@
 const BENCHMARKS = {
   'bundle-size': () => import('./bundle-size.mjs'),
   'client-overhead': () => import('./client-overhead.mjs'),
+  coordinator: () => import('./coordinator.mjs'),
   'server-throughput': () => import('./server-throughput.mjs'),
   scale: () => import('./scale.mjs'),
 };

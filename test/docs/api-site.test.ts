@@ -16,6 +16,7 @@ const ENTRY_POINTS = {
   '@animal-store/sdk/server': 'src/server/index.ts',
   '@animal-store/sdk/msw': 'src/msw.ts',
   '@animal-store/sdk/node': 'src/node.ts',
+  '@animal-store/sdk/redis': 'src/redis.ts',
 } as const;
 
 /** What each entry point exports, values and types, as the compiler sees it: the public API. */

@@ -41,7 +41,7 @@ describe('the packed tarball', () => {
   it('holds the build, README, CHANGELOG, LICENSE and package.json, and no sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths.filter((p) => !p.startsWith('dist/')).sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
-    for (const entry of ['index', 'server', 'msw', 'node']) {
+    for (const entry of ['index', 'server', 'msw', 'node', 'redis']) {
       expect(paths).toEqual(expect.arrayContaining([`dist/${entry}.js`, `dist/${entry}.cjs`, `dist/${entry}.d.ts`, `dist/${entry}.d.cts`]));
     }
     expect(paths).toContain('dist/cli.js');
