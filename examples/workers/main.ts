@@ -14,8 +14,10 @@ if (useRedis && !process.env.REDIS_URL) throw new Error('Set REDIS_URL (e.g. red
 
 const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' } });
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
+// All workers start calling at the same moment, once every one of them is up.
+const START_AT = String(Date.now() + 1_500);
 const runs = Array.from({ length: workers }, async () => {
-  const env = { ...process.env, BASE_URL: api.url, API_KEY: 'shared-key', CALLS: String(calls), ...(useRedis ? {} : { REDIS_URL: '' }) };
+  const env = { ...process.env, BASE_URL: api.url, API_KEY: 'shared-key', CALLS: String(calls), START_AT, ...(useRedis ? {} : { REDIS_URL: '' }) };
   const child = spawn(process.execPath, [worker], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
