@@ -4,7 +4,7 @@
  * pointing any client at it.
  */
 import { parseArgs } from 'node:util';
-import { startReferenceServer, type StartReferenceServerOptions } from './node.js';
+import { startReferenceServer, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
 import { DEMO_API_KEY, type PlanName, type Quota } from './server/options.js';
 import type { FaultKind } from './server/faults.js';
 import type { RateLimitHeaders } from './server/http.js';
@@ -25,6 +25,8 @@ Options:
   --fault-seed N           Seed of the fault draw (default 1)
   --ratelimit-headers H    x (X-RateLimit-*, the default), ietf (RateLimit and
                            RateLimit-Policy, the IETF draft's) or both
+  --admin                  Serve the admin API under /_admin/ (reset, keys, requests, clock)
+  --log-format FORMAT      text (default) or json: one JSON object per request
   --quiet                  Do not log each request
   -h, --help               Show this help
 
@@ -33,7 +35,7 @@ Example:
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
 
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
-function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boolean; quiet?: boolean }) {
+function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolean; quiet?: boolean; logFormat?: 'text' | 'json' } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -46,6 +48,8 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
       'fault-seed': { type: 'string' },
       'ratelimit-headers': { type: 'string' },
       quiet: { type: 'boolean', default: false },
+      admin: { type: 'boolean', default: false },
+      'log-format': { type: 'string', default: 'text' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -93,6 +97,35 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
     ...(faults ? { faults } : {}),
     help: values.help,
     quiet: values.quiet,
+    admin: values.admin,
+    logFormat: values['log-format'] === 'json' || values['log-format'] === 'text' ? values['log-format'] : (() => { throw new Error(`--log-format must be text or json; got "${values['log-format']}".`); })(),
+  };
+}
+
+/**
+ * One line per request: time, method, path, status and error code (a truncated answer says so),
+ * duration and request id; a line when a key is banned and when its ban is over. JSON: one object
+ * per request, with `event: 'ban'` objects for bans.
+ */
+function logger(format: 'text' | 'json') {
+  const bans = new Map<string, Date>();
+  return (entry: RequestLogEntry) => {
+    const time = new Date().toISOString();
+    const ended = entry.key !== undefined && bans.has(entry.key) && bans.get(entry.key)! <= new Date() && entry.code !== 'api_key_banned';
+    if (ended) bans.delete(entry.key!);
+    if (format === 'json') {
+      if (ended) console.log(JSON.stringify({ time, event: 'ban-ended', key: entry.key }));
+      console.log(JSON.stringify({ time, ...entry, durationMs: Number(entry.durationMs.toFixed(1)) }));
+    } else {
+      if (ended) console.log(`${time} key ${entry.key} is no longer banned`);
+      const status = entry.truncated ? 'truncated' : entry.status || 'dropped';
+      console.log(`${time} ${entry.method} ${entry.path} ${status}${entry.code ? ` ${entry.code}` : ''} ${entry.durationMs.toFixed(1)}ms${entry.requestId ? ` req=${entry.requestId}` : ''}`);
+    }
+    if (entry.bannedUntil && entry.key !== undefined) {
+      bans.set(entry.key, entry.bannedUntil);
+      if (format === 'json') console.log(JSON.stringify({ time, event: 'ban', key: entry.key, until: entry.bannedUntil.toISOString() }));
+      else console.log(`${time} key ${entry.key} banned until ${entry.bannedUntil.toISOString()} for sending while told to wait`);
+    }
   };
 }
 
@@ -106,12 +139,12 @@ async function main(): Promise<void> {
     return;
   }
   if (options.help) return void console.log(HELP);
-  const { help: _help, quiet, ...serverOptions } = options;
+  const { help: _help, quiet, logFormat, ...serverOptions } = options;
   let running: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     running = await startReferenceServer({
       ...serverOptions,
-      ...(quiet ? {} : { onRequest: (e) => console.log(`${e.method} ${e.path} ${e.status || 'dropped'} ${e.durationMs.toFixed(1)}ms`) }),
+      ...(quiet ? {} : { onRequest: logger(logFormat ?? 'text') }),
     });
   } catch (error) {
     console.error(`petstore-server: ${(error as Error).message}`);

@@ -8,16 +8,29 @@ import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse }
 import type { AddressInfo, Socket } from 'node:net';
 import { isInjectedFault } from './server/faults.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
-import { coreOf, createReferenceServer, type ReferenceServer } from './server/server.js';
+import { keyLabel } from './server/fixture.js';
+import { coreOf, createReferenceServer, type Meta, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
 /** One answered request, as the CLI logs it. It never holds the API key. */
 export interface RequestLogEntry {
+  /** The HTTP method, or `?` when the request could not be parsed. */
   method: string;
   /** Path and query string. */
   path: string;
   /** The status answered, or 0 when the connection was dropped or aborted. */
   status: number;
+  /** The Error record's code (`rate_limited`, `api_key_banned`, …), for error answers. */
+  code: string | undefined;
+  /** The answer's `X-Request-Id`. */
+  requestId: string | undefined;
+  /** The answer was cut off halfway by an injected fault. */
+  truncated: boolean;
+  /** The API key's label (its first four characters), when the request had a valid key. */
+  key: string | undefined;
+  /** When this request got its key banned: until when, on the server's clock. */
+  bannedUntil: Date | undefined;
+  /** Milliseconds from the request's arrival to its answer. */
   durationMs: number;
 }
 
@@ -126,27 +139,41 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   let origin = '';
   const http = createServer((req, res) => {
     const started = performance.now();
-    const log = (status: number) =>
-      onRequest?.({ method: req.method ?? '?', path: req.url ?? '/', status, durationMs: performance.now() - started });
+    const meta: Meta = { inside: false };
+    const log = (status: number, answered?: Reply) =>
+      onRequest?.({
+        method: req.method ?? '?',
+        path: req.url ?? '/',
+        status,
+        code: answered?.code,
+        requestId: answered?.headers['X-Request-Id'],
+        truncated: answered?.truncated === true,
+        key: meta.key === undefined ? undefined : keyLabel(meta.key),
+        bannedUntil: meta.bannedUntil === undefined ? undefined : new Date(meta.bannedUntil),
+        durationMs: performance.now() - started,
+      });
     let reply: Reply | Promise<Reply>;
     try {
-      reply = serve(incoming(req, origin));
+      reply = serve(incoming(req, origin), meta);
     } catch {
       reply = refuse(400, 'bad_request', 'The request line or headers could not be parsed.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
-    if (!(reply instanceof Promise)) return void log(send(res, reply));
+    if (!(reply instanceof Promise)) return void log(send(res, reply), reply);
     void reply
       .then(
-        (ready) => send(res, ready),
+        (ready) => [send(res, ready), ready] as const,
         (thrown: unknown) => {
           // Only a dropped connection is thrown (an injected fault); anything else still gets an answer.
-          if (!isInjectedFault(thrown) && !res.headersSent) return send(res, refuse(400, 'bad_request', 'The request could not be handled.'));
+          if (!isInjectedFault(thrown) && !res.headersSent) {
+            const refused = refuse(400, 'bad_request', 'The request could not be handled.');
+            return [send(res, refused), refused] as const;
+          }
           res.destroy();
-          return 0;
+          return [0, undefined] as const;
         },
       )
-      .then(onRequest && log);
+      .then(([status, answered]) => log(status, answered));
   });
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.
@@ -159,7 +186,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
           ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
           : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).');
     socket.end(serialize(reply));
-    onRequest?.({ method: '?', path: '?', status: reply.status, durationMs: 0 });
+    onRequest?.({ method: '?', path: '?', status: reply.status, code: reply.code, requestId: reply.headers['X-Request-Id'], truncated: false, key: undefined, bannedUntil: undefined, durationMs: 0 });
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -59,6 +59,8 @@ export interface Reply {
   body: string | null;
   /** An injected fault: only the first half of the body goes out, then the connection is cut. */
   truncated?: boolean;
+  /** The Error record's code, for logs and the journal. */
+  code?: string;
 }
 
 /** A JSON reply with the CORS headers every answer carries. */
@@ -74,7 +76,7 @@ export function jsonText(text: string, status = 200, headers?: Record<string, st
 /** An Error record reply whose `status` field equals the HTTP status. */
 export function error(status: number, code: ErrorCode, message: string, headers?: Record<string, string>): Reply {
   const record: ErrorRecord = { code, message, status };
-  return json(record, status, headers);
+  return { ...json(record, status, headers), code };
 }
 
 /** An empty reply (preflights) with the CORS headers. */

@@ -71,6 +71,12 @@ export interface ReferenceServerOptions {
    * @default 'x'
    */
   rateLimitHeaders?: RateLimitHeaders;
+  /**
+   * Serves the admin API under `/_admin/` (reset, per-key counters, the request journal, the
+   * clock), for test suites in any language. Off unless asked for: it has no authentication.
+   * @default false
+   */
+  admin?: boolean;
 }
 
 /** Options after defaults are applied and inputs are checked. */
@@ -83,6 +89,7 @@ export interface ResolvedServerOptions {
   banDurationMs: number;
   faults: FaultOptions | undefined;
   rateLimitHeaders: RateLimitHeaders;
+  admin: boolean;
 }
 
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
@@ -101,6 +108,8 @@ export const DEFAULTS = Object.freeze({
   banDurationMs: 15 * 60_000,
   /** The spec's `X-RateLimit-*` headers. */
   rateLimitHeaders: 'x' as RateLimitHeaders,
+  /** No admin API. */
+  admin: false,
 });
 
 const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];
@@ -183,5 +192,6 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     banDurationMs,
     faults: options.faults,
     rateLimitHeaders: options.rateLimitHeaders ?? DEFAULTS.rateLimitHeaders,
+    admin: options.admin ?? DEFAULTS.admin,
   };
 }

@@ -16,6 +16,10 @@ export interface Admission {
   reset: number;
   /** The binding window's length in seconds (60 or 86,400), for `RateLimit-Policy`. */
   window: number;
+  /** Whether the request arrived inside a `Retry-After` window announced to its key. */
+  inside?: boolean;
+  /** The key was banned by this request. */
+  bannedNow?: boolean;
 }
 
 /** Counters the reference server keeps per key, for tests that check a client's manners. */
@@ -72,6 +76,11 @@ export class RateLimiter {
     return out;
   }
 
+  /** When `key` is banned until (ms), or 0. */
+  bannedUntil(key: string): number {
+    return this.#keys.get(key)?.bannedUntil ?? 0;
+  }
+
   #state(key: string, now: number): KeyState {
     let state = this.#keys.get(key);
     if (!state) {
@@ -120,13 +129,13 @@ export class RateLimiter {
     const inside = now < state.waitUntil;
     // Every request inside an announced window counts, whether the key is banned or not.
     if (inside) state.stats.insideRetryAfter++;
-    if (now < state.bannedUntil) return refuse('api_key_banned', state.bannedUntil);
+    if (now < state.bannedUntil) return { ...refuse('api_key_banned', state.bannedUntil), inside };
     if (inside) {
       if (++state.strikes > this.banThreshold) {
         state.stats.bans++;
         state.strikes = 0;
         state.bannedUntil = now + this.banDurationMs;
-        return refuse('api_key_banned', state.bannedUntil);
+        return { ...refuse('api_key_banned', state.bannedUntil), inside, bannedNow: true };
       }
     } else {
       state.strikes = 0;
@@ -134,10 +143,10 @@ export class RateLimiter {
     const minuteFull = state.minuteCount >= state.quota.perMinute;
     const dayFull = state.dayCount >= state.quota.perDay;
     if (minuteFull || dayFull) {
-      return refuse('rate_limited', dayFull ? state.dayStart + DAY : state.minuteStart + MINUTE);
+      return { ...refuse('rate_limited', dayFull ? state.dayStart + DAY : state.minuteStart + MINUTE), inside };
     }
     state.minuteCount++;
     state.dayCount++;
-    return this.#binding(state);
+    return { ...this.#binding(state), inside };
   }
 }

@@ -6,6 +6,7 @@ import {
   PET_STATUSES,
 } from '../schemas/index.js';
 import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
+import { admin, createClock, forcedReply, forcedStatus, JOURNAL_SIZE, keyLabel, newRequestId, type AdminTarget, type RequestRecord, type ServerClock } from './fixture.js';
 import { empty, error, fromRequest, json, jsonText, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
@@ -25,10 +26,23 @@ export interface ServerInspection {
 export interface ReferenceServer {
   /** Answers one request. It never throws and never answers 5xx, unless faults are injected. */
   fetch(request: Request): Promise<Response>;
-  /** Restores the seed pets and forgets every rate-limit window, ban and counter. */
+  /** Restores the seed pets, forgets every rate-limit window, ban and counter, and clears the journal. The clock stays. */
   reset(): void;
   /** The store's size and per-key counters, for tests that check a client's manners. */
   inspect(): ServerInspection;
+  /** The server's clock: move it to skip a minute window, a ban or the getPet sunset without waiting. */
+  readonly clock: ServerClock;
+  /** The journal: the newest requests answered (at most 1,000), oldest first. */
+  requests(): RequestRecord[];
+  /** Empties the journal. */
+  clearRequests(): void;
+}
+
+/** Per request: what the journal and the logs learn while it is answered. Internal. */
+export interface Meta {
+  key?: string;
+  inside: boolean;
+  bannedUntil?: number;
 }
 
 /** `Deprecation` (RFC 9745) date of `GET /pets/{petId}`: when API version 1.0.0 marked it. */
@@ -60,7 +74,7 @@ export interface ServerCore {
    * to the socket, as Hono's node-server does with its lightweight responses. Synchronous
    * unless the request has a body to read or a fault delays it.
    */
-  serve(request: Incoming): Reply | Promise<Reply>;
+  serve(request: Incoming, meta?: Meta): Reply | Promise<Reply>;
   /**
    * The answer to a request that never became one (HTTP the transport could not parse): an Error
    * record with the rate-limit headers of an anonymous request, as for a 401.
@@ -106,7 +120,9 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   const planFault = createFaultPlanner(config.faults);
   const keys = [...config.apiKeys.keys()];
   /** Sets the rate-limit headers the server is configured to send, and `Date`. */
-  const limited = (reply: Reply, admission: Admission) => withRateLimit(reply, admission, config.rateLimitHeaders, config.now());
+  const clock = createClock(config.now);
+  const journal: RequestRecord[] = [];
+  const limited = (reply: Reply, admission: Admission) => withRateLimit(reply, admission, config.rateLimitHeaders, clock.ms());
   /** What a request without a (valid) key is told: an untouched Free-plan minute. */
   const anonymous = (now: number) => RateLimiter.anonymous(now, PLANS.free.perMinute);
 
@@ -191,8 +207,8 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   }
 
   /** Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs). */
-  function handle(request: Incoming): Reply | Promise<Reply> {
-    const now = config.now();
+  function handle(request: Incoming, meta: Meta): Reply | Promise<Reply> {
+    const now = clock.ms();
     const { url } = request;
     const method = request.method.toUpperCase();
     const segments = url.pathname.split('/');
@@ -214,6 +230,11 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       );
     }
 
+    // Outside /v1 there is no API to authenticate for: say where it is.
+    if (path === undefined) {
+      return limited(error(404, 'not_found', `No route ${url.pathname.slice(0, 200)}. The API is under /v1: /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), anonymous(now));
+    }
+
     let admission: Admission;
     if (route?.public) {
       admission = anonymous(now);
@@ -229,7 +250,10 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
             : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
         return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now));
       }
+      meta.key = key;
       admission = limiter.admit(key, now);
+      meta.inside = admission.inside ?? false;
+      if (admission.bannedNow) meta.bannedUntil = limiter.bannedUntil(key);
       if (admission.refused === 'api_key_banned') {
         return limited(
           error(429, 'api_key_banned', `This API key is temporarily banned for sending requests while told to wait. Retry after ${admission.retryAfter} s, and honour Retry-After.`),
@@ -256,7 +280,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return reply instanceof Promise ? reply.then((r) => limited(r, admission)) : limited(reply, admission);
   }
 
-  function answer(request: Incoming): Reply | Promise<Reply> {
+  function answer(request: Incoming, meta: Meta): Reply | Promise<Reply> {
     // HEAD never has content (RFC 9110 9.3.2), errors included: in-process and through msw no
     // network layer drops it for us, as node:http does.
     const head = request.method.toUpperCase() === 'HEAD';
@@ -270,7 +294,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       finish(error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.'));
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request);
+      reply = handle(request, meta);
     } catch {
       return failed();
     }
@@ -278,27 +302,78 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   }
 
   /** Answers one request, with a fault drawn first when faults are injected. */
-  function serve(request: Incoming): Reply | Promise<Reply> {
+  /**
+   * Answers one request, with a fault drawn first when faults are injected: the admin API when it
+   * is on, a forced answer (`Prefer: code=N`), or the API. Every answer gets a request id, and
+   * every answer of the API a line in the journal.
+   */
+  function serve(request: Incoming, meta: Meta = { inside: false }): Reply | Promise<Reply> {
+    const id = newRequestId();
+    const stamp = (reply: Reply) => {
+      reply.headers['X-Request-Id'] = id;
+      return reply;
+    };
+    if (config.admin && request.url.pathname.startsWith('/_admin/')) return admin(request, adminTarget).then(stamp);
+    const record = (reply: Reply) => {
+      if (journal.push({
+        time: new Date(clock.ms()).toISOString(),
+        method: request.method,
+        path: request.url.pathname + request.url.search,
+        status: reply.status,
+        code: reply.code,
+        requestId: id,
+        key: meta.key === undefined ? null : keyLabel(meta.key),
+        insideRetryAfter: meta.inside,
+      }) > JOURNAL_SIZE) journal.shift();
+      return stamp(reply);
+    };
+    const forced = forcedStatus(request);
+    if (forced !== undefined && request.method !== 'OPTIONS') return record(forcedAnswer(forced));
     const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
-    return fault ? faulty(request, fault) : answer(request);
+    const reply = fault ? faulty(request, fault, meta) : answer(request, meta);
+    return reply instanceof Promise ? reply.then(record) : record(reply);
   }
 
-  async function faulty(request: Incoming, fault: FaultPlan): Promise<Reply> {
+  /** `Prefer: code=N`: that status, with the headers it carries, counting and changing nothing. */
+  function forcedAnswer(status: number): Reply {
+    const now = clock.ms();
+    const window = anonymous(now);
+    if (status !== 429) return limited(forcedReply(status), window);
+    return limited(forcedReply(429), { ...window, remaining: 0, retryAfter: Math.max(1, window.reset - Math.floor(now / 1000)) });
+  }
+
+  async function faulty(request: Incoming, fault: FaultPlan, meta: Meta): Promise<Reply> {
     switch (fault.kind) {
       case 'latency': {
         const ms = config.faults?.latencyMs ?? 200;
         await new Promise((resolve) => setTimeout(resolve, ms));
-        return answer(request);
+        return answer(request, meta);
       }
       case 'error':
         return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
       case 'drop':
-        if (fault.afterHandling) await answer(request);
+        if (fault.afterHandling) await answer(request, meta);
         throw new InjectedFault('drop');
       case 'truncate':
-        return { ...(await answer(request)), truncated: true };
+        return { ...(await answer(request, meta)), truncated: true };
     }
   }
+
+  const adminTarget: AdminTarget = {
+    reset: () => server.reset(),
+    keys: () => {
+      const out: Record<string, KeyStats> = {};
+      for (const [key, stats] of Object.entries(limiter.stats())) {
+        let label = keyLabel(key);
+        for (let n = 2; label in out; n++) label = `${keyLabel(key)}#${n}`;
+        out[label] = stats;
+      }
+      return out;
+    },
+    requests: () => server.requests(),
+    clearRequests: () => server.clearRequests(),
+    clock,
+  };
 
   const server: ReferenceServer = {
     async fetch(request: Request): Promise<Response> {
@@ -319,14 +394,22 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       store.reset(config.pets);
       limiter.reset();
       planFault.reset();
+      journal.length = 0;
     },
+    clock,
+    requests: () => journal.map((entry) => ({ ...entry })),
+    clearRequests: () => void (journal.length = 0),
     inspect() {
       return { petCount: store.size, keys: limiter.stats() };
     },
   };
   cores.set(server, {
     serve,
-    refuse: (status, code, message) => limited(error(status, code, message), anonymous(config.now())),
+    refuse: (status, code, message) => {
+      const reply = limited(error(status, code, message), anonymous(clock.ms()));
+      reply.headers['X-Request-Id'] = newRequestId();
+      return reply;
+    },
   });
   return server;
 }

@@ -75,6 +75,34 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('logs a timestamp, the status and error code and the request id, tells rate_limited from api_key_banned, and says when a key is banned', async () => {
+    const cli = run(['--port', '0', '--key', 'tiny:enterprise:1:100']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    for (let i = 0; i < 9; i++) await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer tiny' } });
+    await cli.waitFor(/key tiny… banned until \S+Z/);
+    expect(cli.out()).toMatch(/^\d{4}-\d\d-\d\dT\S+Z GET \/v1\/pets 200 \d+\.\dms req=[0-9a-f]{16}$/m);
+    expect(cli.out()).toMatch(/ GET \/v1\/pets 429 rate_limited \d+\.\dms req=/);
+    expect(cli.out()).toMatch(/ GET \/v1\/pets 429 api_key_banned \d+\.\dms req=/);
+    expect(cli.out()).not.toMatch(/Bearer tiny|tiny\b(?!…)/);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('--log-format json prints one JSON object per request; --admin serves the admin API', async () => {
+    const cli = run(['--port', '0', '--admin', '--log-format', 'json']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    const answer = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key', Prefer: 'code=503' } });
+    expect(answer.status).toBe(503);
+    const [line] = await cli.waitFor(/^\{.*"status":503.*\}$/m);
+    expect(JSON.parse(line)).toMatchObject({ method: 'GET', path: '/v1/pets', status: 503, code: 'service_unavailable', requestId: answer.headers.get('X-Request-Id') });
+    const journal = (await (await fetch(url.replace(/\/v1$/, '/_admin/requests'))).json()) as { requests: unknown[] };
+    expect(journal.requests).toHaveLength(1);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
     expect(await cli.exit()).toBe(0);
@@ -88,6 +116,7 @@ describe('petstore-server CLI', () => {
     [['--key', 'k:enterprise'], /needs a quota/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
     [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
+    [['--log-format', 'xml'], /--log-format must be text or json/],
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);
