@@ -12,6 +12,7 @@ export type { ReferenceServer, ServerInspection } from './server.js';
 export { DEMO_API_KEY, PLANS, DEFAULTS as SERVER_DEFAULTS } from './options.js';
 export type { PlanName, Quota, ReferenceServerOptions, SeedPet } from './options.js';
 export type { KeyStats } from './rate-limiter.js';
+export type { RequestRecord, ServerClock } from './fixture.js';
 export { InjectedFault, isInjectedFault } from './faults.js';
 export type { FaultKind, FaultOptions } from './faults.js';
 export { openApiDocument } from './openapi.js';

@@ -97,7 +97,7 @@ describe('petstore-server CLI', () => {
     expect(answer.status).toBe(503);
     const [line] = await cli.waitFor(/^\{.*"status":503.*\}$/m);
     expect(JSON.parse(line)).toMatchObject({ method: 'GET', path: '/v1/pets', status: 503, code: 'service_unavailable', requestId: answer.headers.get('X-Request-Id') });
-    const journal = (await (await fetch(url.replace(/\/v1$/, '/_admin/requests'))).json()) as { requests: unknown[] };
+    const journal = (await (await fetch(url!.replace(/\/v1$/, '/_admin/requests'))).json()) as { requests: unknown[] };
     expect(journal.requests).toHaveLength(1);
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
