@@ -43,7 +43,8 @@ export interface FaultPlan {
   afterHandling: boolean;
 }
 
-const ALL: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];
+/** Every kind of fault, in the order the docs list them. */
+export const FAULT_KINDS: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];
 
 /** mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. */
 function prng(seed: number): () => number {
@@ -62,9 +63,9 @@ export function createFaultPlanner(options: FaultOptions | undefined): (() => Fa
   if (options !== undefined && !(options.rate >= 0 && options.rate <= 1)) {
     throw new TypeError(`faults.rate must be a number from 0 to 1, got ${options.rate}.`);
   }
-  const kinds = options?.kinds?.length ? options.kinds : ALL;
+  const kinds = options?.kinds?.length ? options.kinds : FAULT_KINDS;
   for (const kind of kinds) {
-    if (!ALL.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${ALL.join(', ')}.`);
+    if (!FAULT_KINDS.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
   }
   let random = prng(options?.seed ?? 1);
   const plan = () => {

@@ -45,6 +45,8 @@ describe('the packed tarball', () => {
       expect(paths).toEqual(expect.arrayContaining([`dist/${entry}.js`, `dist/${entry}.cjs`, `dist/${entry}.d.ts`, `dist/${entry}.d.cts`]));
     }
     expect(paths).toContain('dist/cli.js');
+    // The bin is ESM only: no CommonJS CLI nobody runs.
+    expect(paths.filter((p) => p.startsWith('dist/cli.') && p.includes('cjs'))).toEqual([]);
     expect(paths.filter((p) => /(^|\/)(src|test|examples|bench)\/|\.test\./.test(p))).toEqual([]);
   });
 
