@@ -27,7 +27,8 @@ rmSync(new URL('./dist', import.meta.url), { recursive: true, force: true });
 export default defineConfig([
   {
     ...shared,
-    entry: { ...entry, cli: 'src/cli.ts' },
+    // The CLI, and what browser bundles get for the Node-only entries, are ESM only.
+    entry: { ...entry, cli: 'src/cli.ts', 'browser/node': 'src/browser/node.ts', 'browser/redis': 'src/browser/redis.ts' },
     format: ['esm'],
     // Runtime dependencies stay external: users' bundlers dedupe them.
     external: ['ky', 'zod', 'p-retry', 'msw', 'redis'],
