@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startReferenceServer, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
-import { DEMO_API_KEY, type PlanName, type Quota } from './server/options.js';
+import { DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import type { RateLimitHeaders } from './server/http.js';
 
@@ -79,7 +79,7 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolea
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
       apiKeys[key] = { perMinute: int('key per-minute quota', perMinute), perDay: int('key per-day quota', perDay) };
     } else {
-      if (!['free', 'pro', 'business'].includes(plan.toLowerCase()) || perMinute !== undefined) {
+      if (!Object.hasOwn(PLANS, plan.toLowerCase()) || perMinute !== undefined) {
         throw new Error(`--key: unknown plan "${plan}". Use free, pro, business, or enterprise:PER_MINUTE:PER_DAY.`);
       }
       apiKeys[key] = plan.toLowerCase() as PlanName;

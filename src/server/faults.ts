@@ -14,7 +14,7 @@ export interface FaultOptions {
    * @default ['latency', 'error', 'drop', 'truncate']
    */
   kinds?: readonly FaultKind[];
-  /** @default 200 */
+  /** How long a `latency` fault delays the answer, in milliseconds. @default 200 */
   latencyMs?: number;
   /** Seed of the pseudo-random draw, so a run can be repeated. @default 1 */
   seed?: number;
@@ -46,6 +46,9 @@ export interface FaultPlan {
   /** For `drop`: after the request was acted on. */
   afterHandling: boolean;
 }
+
+/** How long a `latency` fault delays an answer unless `latencyMs` says otherwise. */
+export const DEFAULT_LATENCY_MS = 200;
 
 /** Every kind of fault, in the order the docs list them. */
 export const FAULT_KINDS: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];

@@ -1,4 +1,4 @@
-import { check, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
+import { check, PET_STATUSES, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
 import { ServerNewPetSchema } from './rules.js';
 import type { FaultOptions } from './faults.js';
 import type { RateLimitHeaders } from './http.js';
@@ -113,7 +113,6 @@ export const DEFAULTS = Object.freeze({
 });
 
 const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];
-const STATUSES = ['available', 'pending', 'sold'] as const;
 
 /** Generates `count` deterministic pets with ids 1…count. */
 export function generatePets(count: number): Pet[] {
@@ -123,7 +122,7 @@ export function generatePets(count: number): Pet[] {
       id: i + 1,
       name: `${NAMES[i % NAMES.length]} ${Math.floor(i / NAMES.length) + 1}`,
       categoryId: (i % 5) + 1,
-      status: STATUSES[i % STATUSES.length],
+      status: PET_STATUSES[i % PET_STATUSES.length],
     };
   }
   return pets;
@@ -131,7 +130,7 @@ export function generatePets(count: number): Pet[] {
 
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
-function resolveQuota(key: string, plan: PlanName | Quota): Quota {
+function resolveQuota(plan: PlanName | Quota): Quota {
   if (typeof plan === 'string') {
     const quota = PLANS[plan.toLowerCase() as PlanName];
     if (quota) return quota;
@@ -174,7 +173,7 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     if (key.length === 0 || !/^[\x21-\x7e]+$/.test(key)) {
       throw new TypeError('apiKeys: every key must be a non-empty string of printable ASCII without spaces.');
     }
-    apiKeys.set(key, resolveQuota(key, plan));
+    apiKeys.set(key, resolveQuota(plan));
   }
   if (options.rateLimitHeaders !== undefined && !['x', 'ietf', 'both'].includes(options.rateLimitHeaders)) {
     throw new TypeError(`rateLimitHeaders must be "x", "ietf" or "both"; got "${String(options.rateLimitHeaders)}".`);

@@ -5,7 +5,7 @@ import {
   ListPetsQuerySchema,
   PET_STATUSES,
 } from '../schemas/index.js';
-import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
+import { createFaultPlanner, DEFAULT_LATENCY_MS, InjectedFault, type FaultPlan } from './faults.js';
 import { admin, createClock, forcedReply, forcedStatus, JOURNAL_SIZE, keyLabel, newRequestId, type AdminTarget, type RequestRecord, type ServerClock } from './fixture.js';
 import { empty, error, fromRequest, json, jsonText, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -346,7 +346,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   async function faulty(request: Incoming, fault: FaultPlan, meta: Meta): Promise<Reply> {
     switch (fault.kind) {
       case 'latency': {
-        const ms = config.faults?.latencyMs ?? 200;
+        const ms = config.faults?.latencyMs ?? DEFAULT_LATENCY_MS;
         await new Promise((resolve) => setTimeout(resolve, ms));
         return answer(request, meta);
       }
