@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { startReferenceServer, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
 import { DEMO_API_KEY, type PlanName, type Quota } from './server/options.js';
-import type { FaultKind } from './server/faults.js';
+import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import type { RateLimitHeaders } from './server/http.js';
 
 const HELP = `Usage: petstore-server [options]
@@ -19,7 +19,7 @@ Options:
   --key KEY[:PLAN]         Accept this API key; PLAN is free, pro or business (default free).
                            A custom Enterprise quota: KEY:enterprise:PER_MINUTE:PER_DAY.
                            Repeatable. Without --key, the demo key ${DEMO_API_KEY} (free) works.
-  --seed N                 Start with N generated pets (default 0)
+  --pets N                 Start with N generated pets (default 0); --seed N is the same
   --fault-rate R           Inject faults into a share R (0-1) of requests (default 0)
   --fault-kinds LIST       Comma-separated: latency,error,drop,truncate (default all)
   --fault-seed N           Seed of the fault draw (default 1)
@@ -31,8 +31,17 @@ Options:
   -h, --help               Show this help
 
 Example:
-  petstore-server --port 4010 --key my-key:pro --seed 25
+  petstore-server --port 4010 --key my-key:pro --pets 25
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
+
+/** `--fault-kinds`: a comma-separated list of the kinds the server knows. */
+function faultKinds(list: string): FaultKind[] {
+  const kinds = list.split(',');
+  for (const kind of kinds) {
+    if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new Error(`--fault-kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
+  }
+  return kinds as FaultKind[];
+}
 
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
 function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolean; quiet?: boolean; logFormat?: 'text' | 'json' } {
@@ -42,7 +51,8 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolea
       port: { type: 'string', default: '4010' },
       host: { type: 'string', default: '127.0.0.1' },
       key: { type: 'string', multiple: true },
-      seed: { type: 'string', default: '0' },
+      pets: { type: 'string' },
+      seed: { type: 'string' },
       'fault-rate': { type: 'string' },
       'fault-kinds': { type: 'string' },
       'fault-seed': { type: 'string' },
@@ -81,7 +91,7 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolea
       ? undefined
       : {
           rate: Number.isFinite(Number(rate)) && Number(rate) >= 0 && Number(rate) <= 1 ? Number(rate) : (() => { throw new Error(`--fault-rate must be a number from 0 to 1; got "${rate}".`); })(),
-          ...(values['fault-kinds'] ? { kinds: values['fault-kinds'].split(',') as FaultKind[] } : {}),
+          ...(values['fault-kinds'] ? { kinds: faultKinds(values['fault-kinds']) } : {}),
           ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
         };
   const headers = values['ratelimit-headers'];
@@ -92,7 +102,7 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolea
     port: int('port', values.port, 65535),
     ...(headers ? { rateLimitHeaders: headers as RateLimitHeaders } : {}),
     host: values.host,
-    pets: int('seed', values.seed, 10_000_000),
+    pets: int(values.pets === undefined && values.seed !== undefined ? 'seed' : 'pets', values.pets ?? values.seed ?? '0', 10_000_000),
     ...(apiKeys ? { apiKeys } : {}),
     ...(faults ? { faults } : {}),
     help: values.help,

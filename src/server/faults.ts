@@ -25,8 +25,12 @@ export interface FaultOptions {
  * network fails. The adapters turn it into a network error (msw) or a destroyed socket (node:http).
  */
 export class InjectedFault extends TypeError {
+  /** The class name, `InjectedFault`, set as a literal so it survives minification. */
   override readonly name = 'InjectedFault';
-  /** @param kind What was injected: a dropped connection. */
+  /**
+   * Creates the fault a server's `fetch` throws for a dropped connection.
+   * @param kind What was injected: a dropped connection.
+   */
   constructor(readonly kind: 'drop') {
     super('fetch failed: connection dropped by injected fault');
   }
@@ -43,7 +47,8 @@ export interface FaultPlan {
   afterHandling: boolean;
 }
 
-const ALL: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];
+/** Every kind of fault, in the order the docs list them. */
+export const FAULT_KINDS: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];
 
 /** mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. */
 function prng(seed: number): () => number {
@@ -62,9 +67,9 @@ export function createFaultPlanner(options: FaultOptions | undefined): (() => Fa
   if (options !== undefined && !(options.rate >= 0 && options.rate <= 1)) {
     throw new TypeError(`faults.rate must be a number from 0 to 1, got ${options.rate}.`);
   }
-  const kinds = options?.kinds?.length ? options.kinds : ALL;
+  const kinds = options?.kinds?.length ? options.kinds : FAULT_KINDS;
   for (const kind of kinds) {
-    if (!ALL.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${ALL.join(', ')}.`);
+    if (!FAULT_KINDS.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
   }
   let random = prng(options?.seed ?? 1);
   const plan = () => {

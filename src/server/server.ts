@@ -49,7 +49,8 @@ export interface Meta {
 export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
 
 const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
-const ALLOWED_HEADERS = 'Authorization, Content-Type';
+// The SDK names itself in browsers with X-Animal-Store-Client; clients may send Prefer to force answers.
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, Prefer';
 
 type Handler = (ctx: Context) => Reply | Promise<Reply>;
 interface Context {

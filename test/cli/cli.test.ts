@@ -103,6 +103,18 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('--pets N starts with N generated pets, and --seed N still means the same', async () => {
+    for (const flag of ['--pets', '--seed']) {
+      const cli = run(['--port', '0', '--quiet', flag, '2']);
+      child = cli.child;
+      const [, url] = await cli.waitFor(/listening on (\S+)/);
+      const pets = await (await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } })).json();
+      expect(pets).toHaveLength(2);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit()).toBe(0);
+    }
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
     expect(await cli.exit()).toBe(0);
@@ -117,6 +129,8 @@ describe('petstore-server CLI', () => {
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
     [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
     [['--log-format', 'xml'], /--log-format must be text or json/],
+    [['--fault-rate', '0.1', '--fault-kinds', 'bogus'], /--fault-kinds: "bogus" is not one of latency, error, drop, truncate/],
+    [['--pets', 'many'], /--pets must be a whole number/],
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);
