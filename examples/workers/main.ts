@@ -12,7 +12,12 @@ const useRedis = !args.includes('--no-redis');
 const [workers = 4, calls = 100] = args.filter((a) => !a.startsWith('--')).map(Number);
 if (useRedis && !process.env.REDIS_URL) throw new Error('Set REDIS_URL (e.g. redis://127.0.0.1:6379), or pass --no-redis.');
 
-const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' } });
+// The server's clock starts at the top of a minute, so the whole storm (a few seconds) falls in
+// one rate-limit window and every run sees the same thing. A storm that straddled a window's end
+// would get a fresh budget halfway, and the run without Redis might escape its ban by luck.
+const minute = Math.ceil(Date.now() / 60_000) * 60_000;
+const offset = minute - Date.now();
+const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' }, now: () => Date.now() + offset });
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
 // All workers start calling at the same moment, once every one of them is up.
 const children = Array.from({ length: workers }, () => {
