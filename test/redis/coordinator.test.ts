@@ -37,6 +37,23 @@ async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOp
   connections.push(connection);
   return { connection, coordinator: createRedisCoordinator({ redis: connection, prefix, ...options }).bind(SCOPE) };
 }
+/**
+ * Two processes of one key, the first ("slow") with its connection warmed up (subscribed, scripts
+ * loaded, Redis' clock measured); then Redis holds every command for `holdMs`.
+ */
+async function slowRedis(holdMs: number, options: Partial<RedisCoordinatorOptions> = {}) {
+  const prefix = fresh();
+  const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: () => {}, ...options });
+  const { coordinator: other } = await coordinatorOf(prefix);
+  const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
+  (warm as { release: () => void }).release();
+  const inspector = await connect(redis.url);
+  connections.push(inspector);
+  await inspector.sendCommand(['CLIENT', 'PAUSE', String(holdMs), 'ALL']);
+  // Resolves once Redis has run everything the slow process sent before it.
+  const caughtUp = () => connection.ping();
+  return { slow, other, caughtUp };
+}
 const until = async (check: () => boolean, ms = 3_000) => {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
   return check();
@@ -129,43 +146,29 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis slow: an acquire given up on (the client fell back) holds no slot when Redis runs it late', async () => {
-    const prefix = fresh();
     const warnings: string[] = [];
-    const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
-    const { coordinator: other } = await coordinatorOf(prefix);
-    const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
-    (warm as { release: () => void }).release();
     // Redis holds every command for 1.5 s: the acquire times out, and the client sends through
     // its in-process fallback (and gives that slot back) long before Redis runs the script.
-    const inspector = await connect(redis.url);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    const { slow, other, caughtUp } = await slowRedis(1_500, { onWarning: (m) => void warnings.push(m) });
     const fallen = await slow.acquire({ throttle: true, leaseMs: 60_000 });
     expect(fallen.kind).toBe('granted');
     (fallen as { release: () => void }).release();
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
-    await connection.ping(); // answered after everything the slow process sent before it
+    await caughtUp();
     // Nobody holds a slot: the next process probes at once instead of waiting out a 60 s lease.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
-    inspector.destroy();
   });
 
   it('Redis slow: observations it runs late are dropped, so an old budget never replaces a newer one', async () => {
-    const prefix = fresh();
-    const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: () => {} });
-    const { coordinator: other } = await coordinatorOf(prefix);
-    const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
-    (warm as { release: () => void }).release();
-    const inspector = await connect(redis.url);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '2500', 'ALL']);
+    const { slow, other, caughtUp } = await slowRedis(2_500);
     // Two answers of one window, the newer with 10 left; Redis runs both after the pause, when
     // the older one's reset, counted from then, looks like a later window's.
     await slow.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
     await slow.observe({ status: 200, budget: { limit: 60, remaining: 10, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
-    await connection.ping();
+    await caughtUp();
     let granted = 0;
     for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
     expect(granted).toBeLessThanOrEqual(10);
-    inspector.destroy();
   });
 
   it('the waiters of one process ask Redis one at a time, and share a refusal nothing has changed since', async () => {
@@ -181,6 +184,31 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const decisions = await Promise.all(Array.from({ length: 50 }, () => waiting.acquire({ throttle: true, leaseMs: 60_000 })));
     expect(decisions.map((d) => d.kind)).toEqual(Array(50).fill('busy'));
     expect((await scripts()) - before).toBeLessThanOrEqual(2);
+  });
+
+  it('Redis slow: a 429 observed meanwhile still blocks every process once Redis runs it, until the window it announced ends', async () => {
+    const { slow, other, caughtUp } = await slowRedis(1_500);
+    await slow.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    await caughtUp();
+    const decision = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('blocked');
+    // Counted from when the 429 arrived, not from when Redis ran it.
+    expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(30_000 - 1_000);
+  });
+
+  it('Redis slow: a process that falls back still honours the 429 another process met', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix, { onWarning: () => {} });
+    const { coordinator: b } = await coordinatorOf(prefix);
+    const warm = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    (warm as { release: () => void }).release();
+    await b.observe({ status: 429, budget: { limit: 60, remaining: 0, resetInMs: 30_000 }, blockForMs: 30_000, banned: false });
+    expect(await until(() => a.getSnapshot()?.blockedUntil !== undefined)).toBe(true);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    expect(await a.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    await inspector.ping();
   });
 
   it('Redis slow or down: a process that knew the shared budget sends one request at a time until Redis is back', async () => {
@@ -222,7 +250,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     inspector.destroy();
   });
 
-  it('Redis down: calls still settle, one warning says so; Redis back: coordination resumes, and says so', async () => {
+  it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
     const prefix = fresh();
     const warnings: string[] = [];
@@ -236,13 +264,12 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     } finally {
       await redis.start();
     }
-    server.reset();
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    await a.listPets();
-    await expect(a.listPets()).rejects.toMatchObject({ name: 'RateLimitError' });
+    // Shared again: the 429 a met while Redis was down reached Redis once it was back, so b, which
+    // never saw it, sends nothing; a decides through Redis again, and says so.
+    await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    await expect(a.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
-    // Shared again: b learns of a's 429 through Redis and sends nothing.
-    await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError' });
     expect(server.inspect().keys[KEY]!.requests).toBe(2);
   }, 30_000);
 });
