@@ -5,9 +5,11 @@
  */
 import { parseArgs } from 'node:util';
 import { startReferenceServer, type StartReferenceServerOptions } from './node.js';
-import { DEMO_API_KEY, type PlanName, type Quota } from './server/options.js';
-import type { FaultKind } from './server/faults.js';
-import type { RateLimitHeaders } from './server/http.js';
+import { DEFAULTS, DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
+import { FAULT_KINDS, type FaultKind } from './server/faults.js';
+import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
+
+const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
 
 const HELP = `Usage: petstore-server [options]
 
@@ -16,13 +18,13 @@ Runs the Animal Store reference server (in memory) over HTTP.
 Options:
   --port N                 Port to listen on; 0 picks a free one (default 4010)
   --host HOST              Interface to listen on (default 127.0.0.1)
-  --key KEY[:PLAN]         Accept this API key; PLAN is free, pro or business (default free).
+  --key KEY[:PLAN]         Accept this API key; PLAN is ${PLAN_NAMES.join(', ')} (default free).
                            A custom Enterprise quota: KEY:enterprise:PER_MINUTE:PER_DAY.
                            Repeatable. Without --key, the demo key ${DEMO_API_KEY} (free) works.
   --seed N                 Start with N generated pets (default 0)
   --fault-rate R           Inject faults into a share R (0-1) of requests (default 0)
-  --fault-kinds LIST       Comma-separated: latency,error,drop,truncate (default all)
-  --fault-seed N           Seed of the fault draw (default 1)
+  --fault-kinds LIST       Comma-separated: ${FAULT_KINDS.join(',')} (default all)
+  --fault-seed N           Seed of the fault draw (default ${DEFAULTS.faults.seed})
   --ratelimit-headers H    x (X-RateLimit-*, the default), ietf (RateLimit and
                            RateLimit-Policy, the IETF draft's) or both
   --quiet                  Do not log each request
@@ -31,6 +33,15 @@ Options:
 Example:
   petstore-server --port 4010 --key my-key:pro --seed 25
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
+
+/** Parses `--fault-kinds`, naming the kind it does not know. */
+function faultKinds(list: string): FaultKind[] {
+  const kinds = list.split(',');
+  for (const kind of kinds) {
+    if (!(FAULT_KINDS as string[]).includes(kind)) throw new Error(`--fault-kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
+  }
+  return kinds as FaultKind[];
+}
 
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
 function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boolean; quiet?: boolean }) {
@@ -65,24 +76,25 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
       apiKeys[key] = { perMinute: int('key per-minute quota', perMinute), perDay: int('key per-day quota', perDay) };
     } else {
-      if (!['free', 'pro', 'business'].includes(plan.toLowerCase()) || perMinute !== undefined) {
-        throw new Error(`--key: unknown plan "${plan}". Use free, pro, business, or enterprise:PER_MINUTE:PER_DAY.`);
+      if (!(PLAN_NAMES as string[]).includes(plan.toLowerCase()) || perMinute !== undefined) {
+        throw new Error(`--key: unknown plan "${plan}". Use ${PLAN_NAMES.join(', ')}, or enterprise:PER_MINUTE:PER_DAY.`);
       }
       apiKeys[key] = plan.toLowerCase() as PlanName;
     }
   }
+  const kinds = values['fault-kinds'] ? faultKinds(values['fault-kinds']) : undefined;
   const rate = values['fault-rate'];
   const faults =
     rate === undefined
       ? undefined
       : {
           rate: Number.isFinite(Number(rate)) && Number(rate) >= 0 && Number(rate) <= 1 ? Number(rate) : (() => { throw new Error(`--fault-rate must be a number from 0 to 1; got "${rate}".`); })(),
-          ...(values['fault-kinds'] ? { kinds: values['fault-kinds'].split(',') as FaultKind[] } : {}),
+          ...(kinds ? { kinds } : {}),
           ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
         };
   const headers = values['ratelimit-headers'];
-  if (headers !== undefined && !['x', 'ietf', 'both'].includes(headers)) {
-    throw new Error(`--ratelimit-headers must be x, ietf or both; got "${headers}".`);
+  if (headers !== undefined && !(RATE_LIMIT_HEADERS as readonly string[]).includes(headers)) {
+    throw new Error(`--ratelimit-headers must be ${RATE_LIMIT_HEADERS.join(', ')}; got "${headers}".`);
   }
   return {
     port: int('port', values.port, 65535),

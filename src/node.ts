@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse }
 import type { AddressInfo, Socket } from 'node:net';
 import { isInjectedFault } from './server/faults.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
-import { coreOf, createReferenceServer, type ReferenceServer } from './server/server.js';
+import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
 /** One answered request, as the CLI logs it. It never holds the API key. */
@@ -47,7 +47,7 @@ export interface RunningReferenceServer {
   close(): Promise<void>;
 }
 
-/** The reference server's view of a node:http request: no `Request` is built (see coreOf). */
+/** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
 function incoming(req: IncomingMessage, origin: string): Incoming {
   const method = req.method ?? 'GET';
   const raw = req.rawHeaders;
@@ -121,8 +121,8 @@ function send(res: ServerResponse, reply: Reply): number {
  */
 export async function startReferenceServer(options: StartReferenceServerOptions = {}): Promise<RunningReferenceServer> {
   const { port = 0, host = '127.0.0.1', onRequest, ...serverOptions } = options;
-  const api = createReferenceServer(serverOptions);
-  const { serve, refuse } = coreOf(api)!;
+  const core = createServerCore(serverOptions);
+  const { serve, refuse } = core;
   let origin = '';
   const http = createServer((req, res) => {
     const started = performance.now();
@@ -173,7 +173,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   origin = `http://${hostname}:${address.port}`;
   return {
     url: `${origin}/v1`,
-    server: api,
+    server: withFetch(core),
     close: () =>
       new Promise<void>((resolve, reject) => {
         http.close((err) => (err ? reject(err) : resolve()));

@@ -83,7 +83,10 @@ export function empty(status: number, headers: Record<string, string>): Reply {
 }
 
 /** Which rate-limit headers the server sends: `X-RateLimit-*`, the IETF draft's, or both. */
-export type RateLimitHeaders = 'x' | 'ietf' | 'both';
+export type RateLimitHeaders = (typeof RATE_LIMIT_HEADERS)[number];
+
+/** Every value of {@link RateLimitHeaders}. */
+export const RATE_LIMIT_HEADERS = ['x', 'ietf', 'both'] as const;
 
 /**
  * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply, and its

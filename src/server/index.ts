@@ -5,7 +5,8 @@
  *
  * @module @animal-store/sdk/server
  */
-export { createReferenceServer, GET_PET_DEPRECATED_AT } from './server.js';
+export { createReferenceServer } from './server.js';
+export { GET_PET_DEPRECATED_AT } from './routes.js';
 export { MAX_BODY_BYTES } from './http.js';
 export type { RateLimitHeaders } from './http.js';
 export type { ReferenceServer, ServerInspection } from './server.js';
@@ -15,5 +16,5 @@ export type { KeyStats } from './rate-limiter.js';
 export { InjectedFault, isInjectedFault } from './faults.js';
 export type { FaultKind, FaultOptions } from './faults.js';
 export { openApiDocument } from './openapi.js';
-// generatePets, PetStore, RateLimiter, the reply helpers and coreOf (the node adapter's fast
-// path) are internal on purpose: the server's contract is its HTTP behaviour, not its parts.
+// PetStore, RateLimiter, the routes, the reply helpers and createServerCore (the node adapter's
+// fast path) are internal on purpose: the server's contract is its HTTP behaviour, not its parts.

@@ -1,16 +1,8 @@
-import {
-  check,
-  GET_PET_SUNSET,
-  LIST_LIMIT,
-  ListPetsQuerySchema,
-  PET_STATUSES,
-} from '../schemas/index.js';
-import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
-import { empty, error, fromRequest, json, jsonText, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
-import { openApiDocument } from './openapi.js';
+import { createFaultPlanner, InjectedFault } from './faults.js';
+import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
-import { ServerNewPetSchema } from './rules.js';
+import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
 import { PetStore } from './store.js';
 
 /** What {@link ReferenceServer.inspect} reports: the store's size and each key's counters. */
@@ -31,34 +23,18 @@ export interface ReferenceServer {
   inspect(): ServerInspection;
 }
 
-/** `Deprecation` (RFC 9745) date of `GET /pets/{petId}`: when API version 1.0.0 marked it. */
-export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
-
-const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
 const ALLOWED_HEADERS = 'Authorization, Content-Type';
 
-type Handler = (ctx: Context) => Reply | Promise<Reply>;
-interface Context {
-  request: Incoming;
-  url: URL;
-  /** The path below `/v1`, e.g. `/pets/3`. */
-  base: string;
-  params: string[];
-  now: number;
-}
-interface Route {
-  pattern: RegExp;
-  methods: Record<string, Handler>;
-  /** Answered without an API key. */
-  public?: boolean;
-}
-
-/** The server below `fetch`, for the node:http adapter. Internal. */
-export interface ServerCore {
+/**
+ * The server below `fetch`: what the node:http adapter drives directly, and what
+ * {@link createReferenceServer} wraps with `fetch`. Internal.
+ */
+export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
   /**
    * Answers a request with a reply, not a `Response`: the node:http adapter writes it straight
    * to the socket, as Hono's node-server does with its lightweight responses. Synchronous
-   * unless the request has a body to read or a fault delays it.
+   * unless the request has a body to read or a fault delays it. Throws only an
+   * {@link InjectedFault} (a dropped connection).
    */
   serve(request: Incoming): Reply | Promise<Reply>;
   /**
@@ -66,13 +42,6 @@ export interface ServerCore {
    * record with the rate-limit headers of an anonymous request, as for a 401.
    */
   refuse(status: number, code: ErrorCode, message: string): Reply;
-}
-
-const cores = new WeakMap<ReferenceServer, ServerCore>();
-
-/** The core of a server made by {@link createReferenceServer}. Internal. */
-export function coreOf(server: ReferenceServer): ServerCore | undefined {
-  return cores.get(server);
 }
 
 function constantTimeEqual(a: string, b: string): boolean {
@@ -100,13 +69,18 @@ function constantTimeEqual(a: string, b: string): boolean {
  * ```
  */
 export function createReferenceServer(options: ReferenceServerOptions = {}): ReferenceServer {
+  return withFetch(createServerCore(options));
+}
+
+/** The in-memory server, without `fetch`: options resolved, state, routing, limits and faults. Internal. */
+export function createServerCore(options: ReferenceServerOptions = {}): ServerCore {
   const config = resolveServerOptions(options);
   const store = new PetStore(config.pets);
   const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
   const planFault = createFaultPlanner(config.faults);
   const keys = [...config.apiKeys.keys()];
   /** Sets the rate-limit headers the server is configured to send, and `Date`. */
-  const limited = (reply: Reply, admission: Admission) => withRateLimit(reply, admission, config.rateLimitHeaders, config.now());
+  const limited = (reply: Reply, admission: Admission, now: number) => withRateLimit(reply, admission, config.rateLimitHeaders, now);
   /** What a request without a (valid) key is told: an untouched Free-plan minute. */
   const anonymous = (now: number) => RateLimiter.anonymous(now, PLANS.free.perMinute);
 
@@ -116,93 +90,17 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return found;
   };
 
-  const routes: Route[] = [
-    { pattern: /^\/pets$/, methods: { GET: listPets, POST: createPet } },
-    { pattern: /^\/pets\/([^/]*)$/, methods: { GET: getPet } },
-    { pattern: /^\/store\/orders$/, methods: { GET: () => json(config.orders) } },
-    { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
-  ];
-
-  function listPets({ url }: Context): Reply {
-    const raw: Record<string, unknown> = {};
-    for (const name of ['limit', 'status'] as const) {
-      const values = url.searchParams.getAll(name);
-      if (values.length > 1) return error(400, 'invalid_query', `The query parameter ${name} is given ${values.length} times; give it once.`);
-      if (values.length === 1) raw[name] = values[0];
-    }
-    if (raw.limit !== undefined) {
-      const text = String(raw.limit);
-      // Plain decimals only: `0x10`, `1e2` and ` 5` are not page sizes anyone meant.
-      raw.limit = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-    }
-    const query = check(ListPetsQuerySchema, raw, 'query');
-    if (!query.success) {
-      return error(
-        400,
-        'invalid_query',
-        `${query.message}. limit is an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; status is one of ${PET_STATUSES.join(', ')}.`,
-      );
-    }
-    return jsonText(store.listJson(query.data.limit ?? LIST_LIMIT.default, query.data.status));
-  }
-
-  async function createPet({ request, url }: Context): Promise<Reply> {
-    const type = request.header('Content-Type');
-    const mediaType = type?.split(';')[0]?.trim().toLowerCase() ?? '';
-    if (mediaType !== 'application/json' && !/^application\/[^/]+\+json$/.test(mediaType)) {
-      return error(
-        415,
-        'unsupported_media_type',
-        `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${type.slice(0, 100)}"` : ', which is missing'}.`,
-      );
-    }
-    const read = await readText(request);
-    if ('error' in read) return read.error;
-    let body: unknown;
-    try {
-      body = JSON.parse(read.text);
-    } catch {
-      return error(400, 'invalid_json', 'The request body is not valid JSON. Send a NewPet object such as {"name":"Rex","categoryId":1}.');
-    }
-    const pet = check(ServerNewPetSchema, body, 'body');
-    if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
-    const created = store.add(pet.data);
-    return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });
-  }
-
-  function getPet({ params, url, now, base }: Context): Reply {
-    const prefix = url.pathname.slice(0, url.pathname.length - base.length);
-    const headers = {
-      Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
-      Sunset: SUNSET_HTTP_DATE,
-      Link: `<${url.origin}${prefix}/pets>; rel="successor-version"`,
-    };
-    if (now >= GET_PET_SUNSET.getTime()) {
-      return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
-    }
-    const raw = params[0] ?? '';
-    // int64 ids: 1 to 2^63 - 1. Only safe integers can exist in this store.
-    if (!/^[1-9]\d{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
-      return error(400, 'invalid_pet_id', `petId must be a positive integer; got "${decodeSafe(raw).slice(0, 40)}".`, headers);
-    }
-    const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
-    if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);
-    return json(pet, 200, headers);
-  }
-
-  /** Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs). */
-  function handle(request: Incoming): Reply | Promise<Reply> {
+  /**
+   * Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs).
+   * `method` is upper-case, with HEAD already dispatched as GET.
+   */
+  function handle(request: Incoming, method: string): Reply | Promise<Reply> {
     const now = config.now();
-    const { url } = request;
-    const method = request.method.toUpperCase();
-    const segments = url.pathname.split('/');
-    const v1 = segments.indexOf('v1');
-    const base = v1 < 0 ? undefined : '/' + segments.slice(v1 + 1).join('/');
-    const path = base && base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
-    const route = path === undefined ? undefined : routes.find((r) => r.pattern.test(path));
+    const path = apiPath(request.url.pathname);
+    const match = path === undefined ? undefined : matchRoute(path);
 
     if (method === 'OPTIONS') {
-      const allow = route ? [...Object.keys(route.methods), 'HEAD', 'OPTIONS'].join(', ') : 'GET, HEAD, POST, OPTIONS';
+      const allow = allowed(match?.route);
       return limited(
         empty(204, {
           Allow: allow,
@@ -211,55 +109,57 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
           'Access-Control-Max-Age': '600',
         }),
         anonymous(now),
+        now,
       );
     }
 
     let admission: Admission;
-    if (route?.public) {
+    if (match?.route.public) {
       admission = anonymous(now);
     } else {
       const authorization = request.header('Authorization');
-      const match = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
-      const key = match ? findKey(match[1]!) : undefined;
+      const bearer = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
+      const key = bearer ? findKey(bearer[1]!) : undefined;
       if (!key) {
         const [code, message] = !authorization
           ? (['missing_api_key', 'No API key was sent. Send it as "Authorization: Bearer <API_KEY>".'] as const)
-          : !match
+          : !bearer
             ? (['invalid_api_key', 'The Authorization header is malformed. Send "Authorization: Bearer <API_KEY>".'] as const)
             : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
-        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now));
+        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now), now);
       }
       admission = limiter.admit(key, now);
       if (admission.refused === 'api_key_banned') {
         return limited(
           error(429, 'api_key_banned', `This API key is temporarily banned for sending requests while told to wait. Retry after ${admission.retryAfter} s, and honour Retry-After.`),
           admission,
+          now,
         );
       }
       if (admission.refused) {
         return limited(
           error(429, 'rate_limited', `Rate limit of ${admission.limit} requests exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
           admission,
+          now,
         );
       }
     }
 
-    if (!route || path === undefined) {
-      return limited(error(404, 'not_found', `No route ${url.pathname}. The API's paths are /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), admission);
+    if (!match) {
+      return limited(error(404, 'not_found', `No route ${request.url.pathname}. The API's paths are ${API_PATHS}.`), admission, now);
     }
-    const handler = route.methods[method === 'HEAD' ? 'GET' : method];
-    if (!handler || (method === 'HEAD' && !route.methods.GET)) {
-      const allow = [...Object.keys(route.methods), ...(route.methods.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
+    const reply = dispatch(match, method, request, now, { store, orders: config.orders });
+    if (!reply) {
+      const allow = allowed(match.route);
+      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, now);
     }
-    const reply = handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
-    return reply instanceof Promise ? reply.then((r) => limited(r, admission)) : limited(reply, admission);
+    return reply instanceof Promise ? reply.then((r) => limited(r, admission, now)) : limited(reply, admission, now);
   }
 
+  /** The one place HEAD is handled: dispatched as GET, its body dropped (RFC 9110 9.3.2), errors included. */
   function answer(request: Incoming): Reply | Promise<Reply> {
-    // HEAD never has content (RFC 9110 9.3.2), errors included: in-process and through msw no
-    // network layer drops it for us, as node:http does.
-    const head = request.method.toUpperCase() === 'HEAD';
+    const method = request.method.toUpperCase();
+    const head = method === 'HEAD';
     const finish = (reply: Reply) => {
       if (head) reply.body = null;
       return reply;
@@ -270,7 +170,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       finish(error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.'));
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request);
+      reply = handle(request, head ? 'GET' : method);
     } catch {
       return failed();
     }
@@ -280,27 +180,44 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
   /** Answers one request, with a fault drawn first when faults are injected. */
   function serve(request: Incoming): Reply | Promise<Reply> {
     const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
-    return fault ? faulty(request, fault) : answer(request);
-  }
-
-  async function faulty(request: Incoming, fault: FaultPlan): Promise<Reply> {
-    switch (fault.kind) {
-      case 'latency': {
-        const ms = config.faults?.latencyMs ?? 200;
-        await new Promise((resolve) => setTimeout(resolve, ms));
-        return answer(request);
+    if (!fault) return answer(request);
+    return (async () => {
+      switch (fault.kind) {
+        case 'latency':
+          await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
+          return answer(request);
+        case 'error':
+          return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
+        case 'drop':
+          if (fault.afterHandling) await answer(request);
+          throw new InjectedFault('drop');
+        case 'truncate':
+          return { ...(await answer(request)), truncated: true };
       }
-      case 'error':
-        return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
-      case 'drop':
-        if (fault.afterHandling) await answer(request);
-        throw new InjectedFault('drop');
-      case 'truncate':
-        return { ...(await answer(request)), truncated: true };
-    }
+    })();
   }
 
-  const server: ReferenceServer = {
+  return {
+    serve,
+    refuse: (status, code, message) => {
+      const now = config.now();
+      return limited(error(status, code, message), anonymous(now), now);
+    },
+    reset() {
+      store.reset(config.pets);
+      limiter.reset();
+      planFault.reset();
+    },
+    inspect() {
+      return { petCount: store.size, keys: limiter.stats() };
+    },
+  };
+}
+
+/** A {@link ReferenceServer}: the core, answering web `Request`s with `Response`s. Internal. */
+export function withFetch(core: ServerCore): ReferenceServer {
+  const { serve, reset, inspect } = core;
+  return {
     async fetch(request: Request): Promise<Response> {
       // An aborted request rejects at once with its reason, as a real fetch would, whatever the
       // server is waiting for (a body, an injected latency).
@@ -315,26 +232,7 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
         reply.then((ready) => resolve(toResponse(ready)), reject).finally(() => signal.removeEventListener('abort', onAbort));
       });
     },
-    reset() {
-      store.reset(config.pets);
-      limiter.reset();
-      planFault.reset();
-    },
-    inspect() {
-      return { petCount: store.size, keys: limiter.stats() };
-    },
+    reset,
+    inspect,
   };
-  cores.set(server, {
-    serve,
-    refuse: (status, code, message) => limited(error(status, code, message), anonymous(config.now())),
-  });
-  return server;
-}
-
-function decodeSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

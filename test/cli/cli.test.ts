@@ -87,7 +87,9 @@ describe('petstore-server CLI', () => {
     [['--key', 'k:gold'], /unknown plan "gold"/],
     [['--key', 'k:enterprise'], /needs a quota/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
-    [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
+    [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf, both/],
+    [['--fault-rate', '0.5', '--fault-kinds', 'bogus'], /--fault-kinds: "bogus" is not one of latency, error, drop, truncate/],
+    [['--fault-kinds', 'latency,bogus'], /--fault-kinds: "bogus"/],
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);

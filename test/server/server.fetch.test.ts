@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { behaviourSuite, T0 } from './behaviour.js';
+import { inProcess } from './transports.js';
 
-// In-process: the global fetch is replaced for the suite by one that calls server.fetch.
-behaviourSuite({
-  name: 'server.fetch',
-  async start(options) {
-    const server = createReferenceServer(options);
-    const original = globalThis.fetch;
-    globalThis.fetch = (input, init) => server.fetch(new Request(input, init));
-    return { server, baseUrl: 'http://api.test/v1', close: async () => void (globalThis.fetch = original) };
-  },
-});
+// In-process, the fastest path, so the volume tests run here only.
+behaviourSuite(inProcess, { volume: true });
 
 describe('createReferenceServer', () => {
   const get = (server: ReturnType<typeof createReferenceServer>, url: string) =>
@@ -26,7 +19,7 @@ describe('createReferenceServer', () => {
   });
 
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
-    expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro" or "business"/);
+    expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
     expect(() => createReferenceServer({ apiKeys: { 'has space': 'free' } })).toThrow(/printable ASCII/);
     expect(() => createReferenceServer({ pets: -1 })).toThrow(/pets: expected a count/);

@@ -3,14 +3,9 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
+import { overHttp } from './transports.js';
 
-behaviourSuite({
-  name: 'node:http on port 0',
-  async start(options) {
-    const running = await startReferenceServer({ port: 0, host: '127.0.0.1', ...options });
-    return { server: running.server, baseUrl: running.url, close: running.close };
-  },
-});
+behaviourSuite(overHttp);
 
 /** A raw HTTP exchange, for what fetch will not send: HEAD bodies, broken requests, aborts. */
 function raw(url: string, text: string): Promise<string> {
