@@ -37,7 +37,7 @@ export const isInjectedFault = (error: unknown): error is InjectedFault =>
   error instanceof Error && error.name === 'InjectedFault';
 
 /** A plan for one request: which fault, and when the drop happens. */
-interface FaultPlan {
+export interface FaultPlan {
   kind: FaultKind;
   /** For `drop`: after the request was acted on. */
   afterHandling: boolean;

@@ -40,6 +40,8 @@ export interface Incoming {
   header(name: string): string | null;
   /** Opens the body, or `null` when the request has none. */
   body: (() => ChunkReader) | null;
+  /** Aborts when the caller gives up: the server then stops waiting (on a fault's latency) and acts on nothing. */
+  signal?: AbortSignal;
 }
 
 /** Reads a body chunk by chunk; `ReadableStreamDefaultReader` and Node's stream iterators fit. */
@@ -89,14 +91,12 @@ export type RateLimitHeaders = (typeof RATE_LIMIT_HEADERS)[number];
 export const RATE_LIMIT_HEADERS = ['x', 'ietf', 'both'] as const;
 
 /**
- * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply, and its
- * `Date` from the server's clock `now`, so that clients can read the reset on the server's clock.
+ * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply.
  * The IETF draft's fields (`RateLimit-Policy: "default";q=60;w=60`, `RateLimit: "default";r=59;t=42`)
  * count in seconds from now.
  */
 export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimitHeaders, now: number): Reply {
   const headers = reply.headers;
-  headers.Date = new Date(now).toUTCString();
   if (mode !== 'ietf') {
     headers['X-RateLimit-Limit'] = String(admission.limit);
     headers['X-RateLimit-Remaining'] = String(admission.remaining);
@@ -157,6 +157,7 @@ export function fromRequest(request: Request): Incoming {
     method: request.method,
     url: new URL(request.url),
     header: (name) => request.headers.get(name),
+    signal: request.signal,
     body:
       method === 'GET' || method === 'HEAD'
         ? null

@@ -1,4 +1,4 @@
-import { createFaultPlanner, InjectedFault } from './faults.js';
+import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -42,6 +42,23 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
    * record with the rate-limit headers of an anonymous request, as for a 401.
    */
   refuse(status: number, code: ErrorCode, message: string): Reply;
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!signal) return void setTimeout(resolve, ms);
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function constantTimeEqual(a: string, b: string): boolean {
@@ -177,31 +194,42 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return reply instanceof Promise ? reply.then(finish, failed) : finish(reply);
   }
 
+  /** Every answer, faults and safety nets included, carries `Date` from the server's clock. */
+  const stamp = (reply: Reply): Reply => {
+    reply.headers.Date = new Date(config.now()).toUTCString();
+    return reply;
+  };
+
   /** Answers one request, with a fault drawn first when faults are injected. */
   function serve(request: Incoming): Reply | Promise<Reply> {
     const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
-    if (!fault) return answer(request);
-    return (async () => {
-      switch (fault.kind) {
-        case 'latency':
-          await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
-          return answer(request);
-        case 'error':
-          return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
-        case 'drop':
-          if (fault.afterHandling) await answer(request);
-          throw new InjectedFault('drop');
-        case 'truncate':
-          return { ...(await answer(request)), truncated: true };
-      }
-    })();
+    if (!fault) {
+      const reply = answer(request);
+      return reply instanceof Promise ? reply.then(stamp) : stamp(reply);
+    }
+    return faulty(request, fault).then(stamp);
+  }
+
+  async function faulty(request: Incoming, fault: FaultPlan): Promise<Reply> {
+    switch (fault.kind) {
+      case 'latency':
+        await delay(fault.latencyMs, request.signal);
+        return answer(request);
+      case 'error':
+        return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
+      case 'drop':
+        if (fault.afterHandling) await answer(request);
+        throw new InjectedFault('drop');
+      case 'truncate':
+        return { ...(await answer(request)), truncated: true };
+    }
   }
 
   return {
     serve,
     refuse: (status, code, message) => {
       const now = config.now();
-      return limited(error(status, code, message), anonymous(now), now);
+      return stamp(limited(error(status, code, message), anonymous(now), now));
     },
     reset() {
       store.reset(config.pets);
