@@ -21,7 +21,9 @@ Options:
   --key KEY[:PLAN]         Accept this API key; PLAN is ${PLAN_NAMES.join(', ')} (default free).
                            A custom Enterprise quota: KEY:enterprise:PER_MINUTE:PER_DAY.
                            Repeatable. Without --key, the demo key ${DEMO_API_KEY} (free) works.
-  --seed N                 Start with N generated pets (default 0)
+  --pets N                 Start the store with N generated pets: ids 1..N, names like
+                           "Rex 1", categories 1-5, statuses in turn (default ${DEFAULTS.pets}).
+                           --seed N is the same (its older name).
   --fault-rate R           Inject faults into a share R (0-1) of requests (default 0)
   --fault-kinds LIST       Comma-separated: ${FAULT_KINDS.join(',')} (default all)
   --fault-seed N           Seed of the fault draw (default ${DEFAULTS.faults.seed})
@@ -31,7 +33,7 @@ Options:
   -h, --help               Show this help
 
 Example:
-  petstore-server --port 4010 --key my-key:pro --seed 25
+  petstore-server --port 4010 --key my-key:pro --pets 25
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
 
 /** Parses `--fault-kinds`, naming the kind it does not know. */
@@ -51,7 +53,8 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
       port: { type: 'string', default: '4010' },
       host: { type: 'string', default: '127.0.0.1' },
       key: { type: 'string', multiple: true },
-      seed: { type: 'string', default: '0' },
+      pets: { type: 'string' },
+      seed: { type: 'string' },
       'fault-rate': { type: 'string' },
       'fault-kinds': { type: 'string' },
       'fault-seed': { type: 'string' },
@@ -82,6 +85,10 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
       apiKeys[key] = plan.toLowerCase() as PlanName;
     }
   }
+  if (values.pets !== undefined && values.seed !== undefined && values.pets !== values.seed) {
+    throw new Error(`--pets and --seed are the same flag; give one (got --pets ${values.pets} and --seed ${values.seed}).`);
+  }
+  const pets = values.pets ?? values.seed;
   const kinds = values['fault-kinds'] ? faultKinds(values['fault-kinds']) : undefined;
   const rate = values['fault-rate'];
   const faults =
@@ -100,7 +107,7 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
     port: int('port', values.port, 65535),
     ...(headers ? { rateLimitHeaders: headers as RateLimitHeaders } : {}),
     host: values.host,
-    pets: int('seed', values.seed, 10_000_000),
+    ...(pets === undefined ? {} : { pets: int(values.pets === undefined ? 'seed' : 'pets', pets, 10_000_000) }),
     ...(apiKeys ? { apiKeys } : {}),
     ...(faults ? { faults } : {}),
     help: values.help,

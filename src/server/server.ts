@@ -23,7 +23,11 @@ export interface ReferenceServer {
   inspect(): ServerInspection;
 }
 
-const ALLOWED_HEADERS = 'Authorization, Content-Type';
+/**
+ * What a preflight allows when it does not say what it will send: the key, JSON bodies, the SDK's
+ * identification header (browsers cannot set User-Agent) and a request id.
+ */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, X-Request-Id';
 
 /**
  * The server below `fetch`: what the node:http adapter drives directly, and what
@@ -128,6 +132,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         anonymous(now),
         now,
       );
+    }
+
+    // Outside /v1 there is no API to authenticate for: say where it is instead of asking for a key.
+    if (path === undefined) {
+      const where = request.url.pathname.slice(0, 100);
+      return limited(error(404, 'not_found', `${where} is not part of the API. Its paths are under /v1: ${API_PATHS}.`), anonymous(now), now);
     }
 
     let admission: Admission;

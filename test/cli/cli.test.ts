@@ -45,6 +45,21 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('--pets N starts with N generated pets, --seed N is its alias, and GET / points at /v1 with a 404', async () => {
+    for (const flag of ['--pets', '--seed']) {
+      const cli = run(['--port', '0', '--quiet', flag, '4']);
+      child = cli.child;
+      const [, url] = await cli.waitFor(/listening on (\S+)/);
+      const pets = await (await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } })).json();
+      expect(pets.map((p: { id: number }) => p.id)).toEqual([1, 2, 3, 4]);
+      const root = await fetch(new URL('/', url));
+      expect(root.status).toBe(404);
+      expect((await root.json()).message).toContain('under /v1');
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit()).toBe(0);
+    }
+  });
+
   it('exits 0 on SIGINT too', async () => {
     const cli = run(['--port', '0', '--quiet']);
     child = cli.child;
@@ -90,6 +105,8 @@ describe('petstore-server CLI', () => {
     [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf, both/],
     [['--fault-rate', '0.5', '--fault-kinds', 'bogus'], /--fault-kinds: "bogus" is not one of latency, error, drop, truncate/],
     [['--fault-kinds', 'latency,bogus'], /--fault-kinds: "bogus"/],
+    [['--pets', '2', '--seed', '3'], /--pets and --seed are the same flag/],
+    [['--pets', 'many'], /--pets must be a whole number/],
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);
