@@ -4,7 +4,7 @@
  * pointing any client at it.
  */
 import { parseArgs } from 'node:util';
-import { startReferenceServer, type StartReferenceServerOptions } from './node.js';
+import { startReferenceServer, type BanEvent, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
 import { DEFAULTS, DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
@@ -29,12 +29,31 @@ Options:
   --fault-seed N           Seed of the fault draw (default ${DEFAULTS.faults.seed})
   --ratelimit-headers H    x (X-RateLimit-*, the default), ietf (RateLimit and
                            RateLimit-Policy, the IETF draft's) or both
+  --admin                  Serve the admin API under /_admin/ (reset, keys, requests, clock),
+                           for test suites in any language. No key needed: never expose it.
+  --log-format F           text (default) or json: one JSON object per line, for log tooling
   --quiet                  Do not log each request
   -h, --help               Show this help
 
 Example:
   petstore-server --port 4010 --key my-key:pro --pets 25
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
+
+const LOG_FORMATS = ['text', 'json'] as const;
+type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** One log line per request: what happened, told apart (`rate_limited` from `api_key_banned`, a truncated body from a drop). */
+function requestLine(e: RequestLogEntry, format: LogFormat): string {
+  if (format === 'json') return JSON.stringify({ event: 'request', ...e, durationMs: Number(e.durationMs.toFixed(1)) });
+  const outcome = e.status === 0 ? 'dropped' : `${e.status}${e.code ? ` ${e.code}` : ''}${e.truncated ? ' truncated' : ''}`;
+  return `${e.time} ${e.method} ${e.path} ${outcome} ${e.durationMs.toFixed(1)}ms ${e.requestId}`;
+}
+
+/** A line when a key is banned and when its ban ends. */
+function banLine(e: BanEvent, format: LogFormat): string {
+  if (format === 'json') return JSON.stringify({ event: e.state === 'banned' ? 'key_banned' : 'ban_ended', time: e.time, key: e.key, until: e.until });
+  return e.state === 'banned' ? `${e.time} key ${e.key} banned until ${e.until}` : `${e.time} key ${e.key} ban ended`;
+}
 
 /** Parses `--fault-kinds`, naming the kind it does not know. */
 function faultKinds(list: string): FaultKind[] {
@@ -46,7 +65,7 @@ function faultKinds(list: string): FaultKind[] {
 }
 
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
-function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boolean; quiet?: boolean }) {
+function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean; quiet: boolean; logFormat: LogFormat } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -59,6 +78,8 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
       'fault-kinds': { type: 'string' },
       'fault-seed': { type: 'string' },
       'ratelimit-headers': { type: 'string' },
+      admin: { type: 'boolean', default: false },
+      'log-format': { type: 'string', default: 'text' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -99,6 +120,8 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
           ...(kinds ? { kinds } : {}),
           ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
         };
+  const logFormat = values['log-format'];
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${LOG_FORMATS.join(' or ')}; got "${logFormat}".`);
   const headers = values['ratelimit-headers'];
   if (headers !== undefined && !(RATE_LIMIT_HEADERS as readonly string[]).includes(headers)) {
     throw new Error(`--ratelimit-headers must be ${RATE_LIMIT_HEADERS.join(', ')}; got "${headers}".`);
@@ -110,8 +133,10 @@ function parseCli(argv: string[]): (StartReferenceServerOptions & { help?: boole
     ...(pets === undefined ? {} : { pets: int(values.pets === undefined ? 'seed' : 'pets', pets, 10_000_000) }),
     ...(apiKeys ? { apiKeys } : {}),
     ...(faults ? { faults } : {}),
+    ...(values.admin ? { admin: true } : {}),
     help: values.help,
     quiet: values.quiet,
+    logFormat: logFormat as LogFormat,
   };
 }
 
@@ -125,12 +150,17 @@ async function main(): Promise<void> {
     return;
   }
   if (options.help) return void console.log(HELP);
-  const { help: _help, quiet, ...serverOptions } = options;
+  const { help: _help, quiet, logFormat, ...serverOptions } = options;
+  /** Banner and shutdown lines: plain text, or JSON objects whose `message` holds the same text. */
+  const say = (event: string, message: string, fields: Record<string, unknown> = {}) =>
+    console.log(logFormat === 'json' ? JSON.stringify({ event, time: new Date().toISOString(), message, ...fields }) : message);
   let running: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     running = await startReferenceServer({
       ...serverOptions,
-      ...(quiet ? {} : { onRequest: (e) => console.log(`${e.method} ${e.path} ${e.status || 'dropped'} ${e.durationMs.toFixed(1)}ms`) }),
+      ...(quiet
+        ? {}
+        : { onRequest: (e) => console.log(requestLine(e, logFormat)), onBan: (e) => console.log(banLine(e, logFormat)) }),
     });
   } catch (error) {
     console.error(`petstore-server: ${(error as Error).message}`);
@@ -138,7 +168,7 @@ async function main(): Promise<void> {
     return;
   }
   const stop = (signal: string) => {
-    console.log(`petstore-server: ${signal} received, shutting down`);
+    say('stopping', `petstore-server: ${signal} received, shutting down`);
     running.close().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -147,9 +177,10 @@ async function main(): Promise<void> {
   // Handlers go in before the banner: whoever reads the banner may signal at once.
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  console.log(`petstore-server listening on ${running.url}`);
-  if (!serverOptions.apiKeys) console.log(`API key: ${DEMO_API_KEY} (Free plan)`);
-  else console.log(`${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
+  say('listening', `petstore-server listening on ${running.url}`, { url: running.url });
+  if (!serverOptions.apiKeys) say('keys', `API key: ${DEMO_API_KEY} (Free plan)`);
+  else say('keys', `${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
+  if (serverOptions.admin) say('admin', `Admin API: ${new URL('/_admin/', running.url).href} (reset, keys, requests, clock)`);
 }
 
 void main();

@@ -6,18 +6,27 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { isInjectedFault } from './server/faults.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
 /** One answered request, as the CLI logs it. It never holds the API key. */
 export interface RequestLogEntry {
+  /** When the request arrived, on the server's clock (ISO 8601). */
+  time: string;
+  /** The method as sent (`?` for what node:http could not parse). */
   method: string;
-  /** Path and query string. */
+  /** Path and query string (`?` for what node:http could not parse). */
   path: string;
-  /** The status answered, or 0 when the connection was dropped or aborted. */
+  /** The status answered, or 0 when the connection was dropped or aborted before an answer. */
   status: number;
+  /** The Error record's code when the answer was an error, e.g. `rate_limited` or `api_key_banned`. */
+  code?: string;
+  /** The body was cut halfway by an injected `truncate` fault: the status went out, the body did not. */
+  truncated?: boolean;
+  /** The `X-Request-Id` of the answer. */
+  requestId: string;
+  /** Milliseconds from the request's arrival to the end of the answer. */
   durationMs: number;
 }
 
@@ -87,12 +96,33 @@ function serialize(reply: Reply): string {
   return `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? ''}\r\n${head}\r\n${body}`;
 }
 
-/** Writes a reply; resolves to the status sent, or 0 when the connection was cut. */
-function send(res: ServerResponse, reply: Reply): number {
-  if (res.destroyed) return 0;
+/** The log entry of a reply the server recorded; `whole` says whether it went out uncut. */
+function logEntry(reply: Reply, whole: boolean, durationMs: number): RequestLogEntry | undefined {
+  const { exchange } = reply;
+  if (!exchange) return undefined;
+  const entry: RequestLogEntry = {
+    time: new Date(exchange.at).toISOString(),
+    method: exchange.method,
+    path: exchange.path,
+    status: whole || reply.truncated ? exchange.status : 0,
+    requestId: exchange.requestId,
+    durationMs,
+  };
+  if (exchange.code !== undefined) entry.code = exchange.code;
+  if (reply.truncated) entry.truncated = true;
+  return entry;
+}
+
+/** Writes a reply; says whether it went out whole (a drop, a truncation or a gone client cut it). */
+function send(res: ServerResponse, reply: Reply): boolean {
+  if (res.destroyed) return false;
+  if (reply.dropped) {
+    res.destroy();
+    return false;
+  }
   if (reply.body === null) {
     res.writeHead(reply.status, reply.headers).end();
-    return reply.status;
+    return true;
   }
   // Content-Length, and the body as a string: node:http then sends head and body in one write
   // (a Buffer goes out as a second, vectored write; chunked encoding costs more still).
@@ -100,11 +130,11 @@ function send(res: ServerResponse, reply: Reply): number {
   res.writeHead(reply.status, reply.headers);
   if (!reply.truncated) {
     res.end(reply.body);
-    return reply.status;
+    return true;
   }
   // An injected truncation: half the body, then the connection is cut, as a real fault would.
   res.write(truncatedBody(reply.body), () => res.destroy());
-  return 0;
+  return false;
 }
 
 /**
@@ -126,8 +156,10 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   let origin = '';
   const http = createServer((req, res) => {
     const started = performance.now();
-    const log = (status: number) =>
-      onRequest?.({ method: req.method ?? '?', path: req.url ?? '/', status, durationMs: performance.now() - started });
+    const log = (reply: Reply, whole: boolean) => {
+      const entry = onRequest && logEntry(reply, whole, performance.now() - started);
+      if (entry) onRequest(entry);
+    };
     let reply: Reply | Promise<Reply>;
     try {
       reply = serve(incoming(req, origin));
@@ -135,18 +167,15 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       reply = refuse(400, 'bad_request', 'The request line or headers could not be parsed.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
-    if (!(reply instanceof Promise)) return void log(send(res, reply));
-    void reply
-      .then(
-        (ready) => send(res, ready),
-        (thrown: unknown) => {
-          // Only a dropped connection is thrown (an injected fault); anything else still gets an answer.
-          if (!isInjectedFault(thrown) && !res.headersSent) return send(res, refuse(400, 'bad_request', 'The request could not be handled.'));
-          res.destroy();
-          return 0;
-        },
-      )
-      .then(onRequest && log);
+    if (!(reply instanceof Promise)) return void log(reply, send(res, reply));
+    void reply.then(
+      (ready) => log(ready, send(res, ready)),
+      () => {
+        // serve() only rejects when something is badly wrong: still answer, as for everything else.
+        const fallback = refuse(400, 'bad_request', 'The request could not be handled.');
+        log(fallback, !res.headersSent && send(res, fallback));
+      },
+    );
   });
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.
@@ -159,7 +188,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
           ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
           : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).');
     socket.end(serialize(reply));
-    onRequest?.({ method: '?', path: '?', status: reply.status, durationMs: 0 });
+    const entry = onRequest && logEntry(reply, true, 0);
+    if (entry) onRequest(entry);
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -183,3 +213,4 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
 }
 
 export type { ReferenceServer, ReferenceServerOptions };
+export type { BanEvent } from './server/server.js';

@@ -2,6 +2,7 @@ import { check, PET_STATUSES, PetSchema, type NewPet, type Pet } from '../schema
 import { ServerNewPetSchema } from './rules.js';
 import { FAULT_KINDS, type FaultKind, type FaultOptions, type ResolvedFaults } from './faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './http.js';
+import type { BanEvent } from './server.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
 export interface Quota {
@@ -71,6 +72,17 @@ export interface ReferenceServerOptions {
    * @default 'x'
    */
   rateLimitHeaders?: RateLimitHeaders;
+  /**
+   * Serves the admin API under `/_admin/` (outside `/v1`, no key needed): `POST /_admin/reset`,
+   * `GET /_admin/keys`, `GET` and `DELETE /_admin/requests`, `GET` and `POST /_admin/clock`. For
+   * test suites in any language driving a server on their own machine; never expose it.
+   * In-process, `server.reset()`, `server.inspect()`, `server.requests()` and `server.clock` do
+   * the same whatever this says.
+   * @default false
+   */
+  admin?: boolean;
+  /** Called when a key is banned and when its ban ends (the CLI logs both). */
+  onBan?: (event: BanEvent) => void;
 }
 
 /** Options after defaults are applied and inputs are checked. */
@@ -83,6 +95,8 @@ interface ResolvedServerOptions {
   banDurationMs: number;
   faults: ResolvedFaults | undefined;
   rateLimitHeaders: RateLimitHeaders;
+  admin: boolean;
+  onBan: ((event: BanEvent) => void) | undefined;
 }
 
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
@@ -101,6 +115,8 @@ export const DEFAULTS = Object.freeze({
   banDurationMs: 15 * 60_000,
   /** The spec's `X-RateLimit-*` headers. */
   rateLimitHeaders: 'x' as RateLimitHeaders,
+  /** No admin API. */
+  admin: false,
   /** Fault injection, once `faults` is given: every kind, 200 ms of latency, seed 1. */
   faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<Required<Omit<FaultOptions, 'rate'>>>,
 });
@@ -184,6 +200,8 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     banDurationMs,
     faults: resolveFaults(options.faults),
     rateLimitHeaders: options.rateLimitHeaders ?? DEFAULTS.rateLimitHeaders,
+    admin: options.admin ?? DEFAULTS.admin,
+    onBan: options.onBan,
   };
 }
 

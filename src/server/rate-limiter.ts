@@ -16,6 +16,10 @@ export interface Admission {
   reset: number;
   /** The binding window's length in seconds (60 or 86,400), for `RateLimit-Policy`. */
   window: number;
+  /** The request came inside a `Retry-After` window announced to its key. */
+  insideRetryAfter?: boolean;
+  /** When this very request got its key banned: the end of the ban (ms). */
+  bannedUntil?: number;
 }
 
 /** Counters the reference server keeps per key, for tests that check a client's manners. */
@@ -96,11 +100,11 @@ export class RateLimiter {
   }
 
   /** The binding window: the one with fewer requests left; on a tie, the one that resets later. */
-  #binding(state: KeyState): Admission {
+  #binding(state: KeyState, insideRetryAfter: boolean): Admission {
     const minute = { limit: state.quota.perMinute, remaining: state.quota.perMinute - state.minuteCount, resetMs: state.minuteStart + MINUTE, window: MINUTE };
     const day = { limit: state.quota.perDay, remaining: state.quota.perDay - state.dayCount, resetMs: state.dayStart + DAY, window: DAY };
     const w = day.remaining <= minute.remaining ? day : minute;
-    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000), window: w.window / 1000 };
+    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000), window: w.window / 1000, insideRetryAfter };
   }
 
   /** Counts one request of `key` at `now` and says whether it may proceed. */
@@ -114,7 +118,7 @@ export class RateLimiter {
       // client that waits exactly until the announced reset is not punished.
       const retryAfter = Math.max(1, Math.ceil((untilMs - now) / 1000));
       state.waitUntil = Math.max(state.waitUntil, untilMs);
-      return { ...this.#binding(state), refused, retryAfter };
+      return { ...this.#binding(state, inside), refused, retryAfter };
     };
 
     const inside = now < state.waitUntil;
@@ -126,7 +130,7 @@ export class RateLimiter {
         state.stats.bans++;
         state.strikes = 0;
         state.bannedUntil = now + this.banDurationMs;
-        return refuse('api_key_banned', state.bannedUntil);
+        return { ...refuse('api_key_banned', state.bannedUntil), bannedUntil: state.bannedUntil };
       }
     } else {
       state.strikes = 0;
@@ -138,6 +142,6 @@ export class RateLimiter {
     }
     state.minuteCount++;
     state.dayCount++;
-    return this.#binding(state);
+    return this.#binding(state, inside);
   }
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { check, GET_PET_SUNSET, LIST_LIMIT, ListPetsQuerySchema, PET_STATUSES } from '../schemas/index.js';
-import { error, json, jsonText, readText, type Incoming, type Reply } from './http.js';
+import { error, json, jsonText, readJson, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { ServerNewPetSchema } from './rules.js';
 import type { PetStore } from './store.js';
@@ -79,15 +79,9 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
       `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${type.slice(0, 100)}"` : ', which is missing'}.`,
     );
   }
-  const read = await readText(request);
+  const read = await readJson(request, 'Send a NewPet object such as {"name":"Rex","categoryId":1}.');
   if ('error' in read) return read.error;
-  let body: unknown;
-  try {
-    body = JSON.parse(read.text);
-  } catch {
-    return error(400, 'invalid_json', 'The request body is not valid JSON. Send a NewPet object such as {"name":"Rex","categoryId":1}.');
-  }
-  const pet = check(ServerNewPetSchema, body, 'body');
+  const pet = check(ServerNewPetSchema, read.body, 'body');
   if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
   const created = store.add(pet.data);
   const { url } = request;

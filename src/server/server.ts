@@ -1,5 +1,7 @@
-import { createFaultPlanner, InjectedFault, type FaultPlan } from './faults.js';
+import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
+import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { Journal, keyLabel, type Exchange, type RecordedRequest } from './journal.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
 import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
@@ -15,12 +17,42 @@ export interface ServerInspection {
 
 /** An in-memory implementation of the whole Animal Store API, as a web-standard `fetch` handler. */
 export interface ReferenceServer {
-  /** Answers one request. It never throws and never answers 5xx, unless faults are injected. */
+  /**
+   * Answers one request. It never throws and never answers 5xx, unless faults are injected or
+   * asked for (`Prefer: code=500`); it rejects at once with the reason when the request's
+   * `signal` aborts.
+   */
   fetch(request: Request): Promise<Response>;
-  /** Restores the seed pets and forgets every rate-limit window, ban and counter. */
+  /** Restores the seed pets and forgets every rate-limit window, ban, counter and recorded request. The clock stays where it is. */
   reset(): void;
   /** The store's size and per-key counters, for tests that check a client's manners. */
   inspect(): ServerInspection;
+  /**
+   * The server's clock: the `now` option, moved by `advance` and `set`, so a test skips a minute
+   * window, a ban or the getPet sunset without waiting.
+   * @example
+   * ```ts
+   * server.clock.advance(60_000); // the next minute window
+   * server.clock.set('2030-12-05T00:00:00Z'); // getPet is gone
+   * ```
+   */
+  readonly clock: ServerClock;
+  /** The last 1,000 requests answered, oldest first; admin requests are not recorded. */
+  requests(): RecordedRequest[];
+  /** Forgets the recorded requests. */
+  clearRequests(): void;
+}
+
+/** A key's ban starting or ending, for logs. */
+export interface BanEvent {
+  /** `banned` when the key is banned, `ended` once its ban is over. */
+  state: 'banned' | 'ended';
+  /** The key's label (its first characters and a hash), never the key. */
+  key: string;
+  /** When it happened (ISO 8601, on the server's clock). */
+  time: string;
+  /** When the ban ends (ISO 8601, on the server's clock). */
+  until: string;
 }
 
 /**
@@ -28,6 +60,22 @@ export interface ReferenceServer {
  * identification header (browsers cannot set User-Agent) and a request id.
  */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, X-Request-Id';
+
+/** The statuses `Prefer: code=…` can force, with the Error record code of each. */
+const FORCEABLE: Readonly<Record<string, ErrorCode>> = {
+  401: 'invalid_api_key',
+  404: 'not_found',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'service_unavailable',
+};
+
+/** The status a `Prefer` header asks for (RFC 7240, as Prism reads it), when it is one the server can force. */
+function preferredCode(prefer: string | null): number | undefined {
+  if (prefer === null) return undefined;
+  const match = /(?:^|[,;\s])code\s*=\s*"?(\d{3})"?(?=$|[,;\s])/i.exec(prefer);
+  return match && Object.hasOwn(FORCEABLE, match[1]!) ? Number(match[1]) : undefined;
+}
 
 /**
  * The server below `fetch`: what the node:http adapter drives directly, and what
@@ -37,8 +85,8 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
   /**
    * Answers a request with a reply, not a `Response`: the node:http adapter writes it straight
    * to the socket, as Hono's node-server does with its lightweight responses. Synchronous
-   * unless the request has a body to read or a fault delays it. Throws only an
-   * {@link InjectedFault} (a dropped connection).
+   * unless the request has a body to read or a fault delays it. Every reply carries its
+   * recorded `exchange`; a dropped connection is a reply with `dropped` set.
    */
   serve(request: Incoming): Reply | Promise<Reply>;
   /**
@@ -99,11 +147,23 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const store = new PetStore(config.pets);
   const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
   const planFault = createFaultPlanner(config.faults);
+  const journal = new Journal();
   const keys = [...config.apiKeys.keys()];
-  /** Sets the rate-limit headers the server is configured to send, and `Date`. */
-  const limited = (reply: Reply, admission: Admission, now: number) => withRateLimit(reply, admission, config.rateLimitHeaders, now);
+  const labels = new Map(keys.map((key) => [key, keyLabel(key)]));
+  /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
+  let offset = 0;
+  const now = () => config.now() + offset;
+  /** Request ids: a per-server prefix, so ids from two servers never meet, and a counter. */
+  const idPrefix = `req_${Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0')}`;
+  let sequence = 0;
+  /** Bans told to `onBan` and not yet ended: key label → end (ms). */
+  const bans = new Map<string, number>();
+  let banTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Sets the rate-limit headers the server is configured to send. */
+  const limited = (reply: Reply, admission: Admission, at: number) => withRateLimit(reply, admission, config.rateLimitHeaders, at);
   /** What a request without a (valid) key is told: an untouched Free-plan minute. */
-  const anonymous = (now: number) => RateLimiter.anonymous(now, PLANS.free.perMinute);
+  const anonymous = (at: number) => RateLimiter.anonymous(at, PLANS.free.perMinute);
 
   const findKey = (token: string): string | undefined => {
     let found: string | undefined;
@@ -111,13 +171,53 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return found;
   };
 
+  /** Tells `onBan` of bans that are over, and wakes up when the next one ends. */
+  function endBans(): void {
+    const onBan = config.onBan;
+    if (!onBan) return;
+    const at = now();
+    let next = Infinity;
+    for (const [key, until] of bans) {
+      if (until <= at) {
+        bans.delete(key);
+        const end = new Date(until).toISOString();
+        onBan({ state: 'ended', key, time: end, until: end });
+      } else next = Math.min(next, until);
+    }
+    if (banTimer !== undefined) clearTimeout(banTimer);
+    banTimer = undefined;
+    if (next < Infinity) {
+      banTimer = setTimeout(endBans, Math.min(next - at, 2 ** 31 - 1));
+      // A pending ban end never keeps a process alive (Node's timers have unref; others do not need it).
+      (banTimer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  /** A forced answer (`Prefer: code=…`): the status, its headers and an Error record; no state changes. */
+  function forced(status: number, at: number): Reply {
+    const code = FORCEABLE[status]!;
+    const admission = anonymous(at);
+    const headers: Record<string, string> = { 'Preference-Applied': `code=${status}` };
+    if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="petstore"';
+    if (status === 429) {
+      admission.remaining = 0;
+      admission.retryAfter = Math.max(1, admission.reset - Math.floor(at / 1000));
+    }
+    return limited(error(status, code, `Forced by "Prefer: code=${status}": no request was acted on, nothing changed.`, headers), admission, at);
+  }
+
   /**
    * Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs).
    * `method` is upper-case, with HEAD already dispatched as GET.
    */
-  function handle(request: Incoming, method: string): Reply | Promise<Reply> {
-    const now = config.now();
-    const path = apiPath(request.url.pathname);
+  function handle(request: Incoming, method: string, exchange: Exchange): Reply | Promise<Reply> {
+    const at = exchange.at;
+    const pathname = request.url.pathname;
+    const admin = adminPath(pathname);
+    if (admin !== undefined && config.admin && method !== 'OPTIONS') {
+      return answerAdmin(request, method, admin, core).then((reply) => limited(reply, anonymous(at), at));
+    }
+    const path = apiPath(pathname);
     const match = path === undefined ? undefined : matchRoute(path);
 
     if (method === 'OPTIONS') {
@@ -129,20 +229,27 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
           'Access-Control-Allow-Headers': request.header('Access-Control-Request-Headers') ?? ALLOWED_HEADERS,
           'Access-Control-Max-Age': '600',
         }),
-        anonymous(now),
-        now,
+        anonymous(at),
+        at,
       );
     }
 
     // Outside /v1 there is no API to authenticate for: say where it is instead of asking for a key.
     if (path === undefined) {
-      const where = request.url.pathname.slice(0, 100);
-      return limited(error(404, 'not_found', `${where} is not part of the API. Its paths are under /v1: ${API_PATHS}.`), anonymous(now), now);
+      const where = pathname.slice(0, 100);
+      const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
+      return limited(error(404, 'not_found', `${where} is not part of the API. Its paths are under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
+    }
+
+    const force = preferredCode(request.header('Prefer'));
+    if (force !== undefined) {
+      exchange.forced = true;
+      return forced(force, at);
     }
 
     let admission: Admission;
     if (match?.route.public) {
-      admission = anonymous(now);
+      admission = anonymous(at);
     } else {
       const authorization = request.header('Authorization');
       const bearer = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
@@ -153,38 +260,46 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
           : !bearer
             ? (['invalid_api_key', 'The Authorization header is malformed. Send "Authorization: Bearer <API_KEY>".'] as const)
             : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
-        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now), now);
+        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(at), at);
       }
-      admission = limiter.admit(key, now);
+      admission = limiter.admit(key, at);
+      const label = labels.get(key)!;
+      exchange.key = label;
+      exchange.insideRetryAfter = admission.insideRetryAfter === true;
+      if (admission.bannedUntil !== undefined && config.onBan) {
+        bans.set(label, admission.bannedUntil);
+        config.onBan({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
+        endBans();
+      }
       if (admission.refused === 'api_key_banned') {
         return limited(
           error(429, 'api_key_banned', `This API key is temporarily banned for sending requests while told to wait. Retry after ${admission.retryAfter} s, and honour Retry-After.`),
           admission,
-          now,
+          at,
         );
       }
       if (admission.refused) {
         return limited(
           error(429, 'rate_limited', `Rate limit of ${admission.limit} requests exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
           admission,
-          now,
+          at,
         );
       }
     }
 
     if (!match) {
-      return limited(error(404, 'not_found', `No route ${request.url.pathname}. The API's paths are ${API_PATHS}.`), admission, now);
+      return limited(error(404, 'not_found', `No route ${pathname.slice(0, 100)}. The API's paths are ${API_PATHS}.`), admission, at);
     }
-    const reply = dispatch(match, method, request, now, { store, orders: config.orders });
+    const reply = dispatch(match, method, request, at, { store, orders: config.orders });
     if (!reply) {
       const allow = allowed(match.route);
-      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, now);
+      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, at);
     }
-    return reply instanceof Promise ? reply.then((r) => limited(r, admission, now)) : limited(reply, admission, now);
+    return reply instanceof Promise ? reply.then((r) => limited(r, admission, at)) : limited(reply, admission, at);
   }
 
   /** The one place HEAD is handled: dispatched as GET, its body dropped (RFC 9110 9.3.2), errors included. */
-  function answer(request: Incoming): Reply | Promise<Reply> {
+  function answer(request: Incoming, exchange: Exchange): Reply | Promise<Reply> {
     const method = request.method.toUpperCase();
     const head = method === 'HEAD';
     const finish = (reply: Reply) => {
@@ -197,64 +312,110 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       finish(error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.'));
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request, head ? 'GET' : method);
+      reply = handle(request, head ? 'GET' : method, exchange);
     } catch {
       return failed();
     }
     return reply instanceof Promise ? reply.then(finish, failed) : finish(reply);
   }
 
-  /** Every answer, faults and safety nets included, carries `Date` from the server's clock. */
-  const stamp = (reply: Reply): Reply => {
-    reply.headers.Date = new Date(config.now()).toUTCString();
+  /** A new exchange for a request arriving now. */
+  function open(method: string, path: string): Exchange {
+    if (bans.size > 0) endBans();
+    return { at: now(), method, path, status: 0, requestId: `${idPrefix}-${(++sequence).toString(36).padStart(6, '0')}`, insideRetryAfter: false };
+  }
+
+  /**
+   * Ends an exchange: every answer, faults and safety nets included, carries `Date` from the
+   * server's clock and its `X-Request-Id`, and is recorded (admin requests excepted).
+   */
+  function close(reply: Reply, exchange: Exchange, record: boolean): Reply {
+    reply.headers.Date = new Date(now()).toUTCString();
+    reply.headers['X-Request-Id'] = exchange.requestId;
+    exchange.status = reply.dropped ? 0 : reply.status;
+    if (reply.code !== undefined) exchange.code = reply.code;
+    reply.exchange = exchange;
+    if (record) journal.add(exchange);
     return reply;
-  };
+  }
 
   /** Answers one request, with a fault drawn first when faults are injected. */
   function serve(request: Incoming): Reply | Promise<Reply> {
-    const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
+    const { pathname, search } = request.url;
+    const exchange = open(request.method, pathname + search);
+    const record = !(config.admin && adminPath(pathname) !== undefined);
+    const fault = request.method === 'OPTIONS' || !record || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
     if (!fault) {
-      const reply = answer(request);
-      return reply instanceof Promise ? reply.then(stamp) : stamp(reply);
+      const reply = answer(request, exchange);
+      return reply instanceof Promise ? reply.then((r) => close(r, exchange, record)) : close(reply, exchange, record);
     }
-    return faulty(request, fault).then(stamp);
+    exchange.fault = fault.kind;
+    return faulty(request, fault, exchange).then((r) => close(r, exchange, record));
   }
 
-  async function faulty(request: Incoming, fault: FaultPlan): Promise<Reply> {
+  async function faulty(request: Incoming, fault: FaultPlan, exchange: Exchange): Promise<Reply> {
     switch (fault.kind) {
       case 'latency':
         await delay(fault.latencyMs, request.signal);
-        return answer(request);
+        return answer(request, exchange);
       case 'error':
         return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
       case 'drop':
-        if (fault.afterHandling) await answer(request);
-        throw new InjectedFault('drop');
+        if (fault.afterHandling) await answer(request, exchange);
+        return { status: 0, headers: {}, body: null, dropped: true };
       case 'truncate':
-        return { ...(await answer(request)), truncated: true };
+        return { ...(await answer(request, exchange)), truncated: true };
     }
   }
 
-  return {
+  const clock: ServerClock = {
+    now: () => new Date(now()),
+    advance(ms) {
+      if (typeof ms !== 'number' || !(ms >= 0) || !isClockInstant(now() + ms)) {
+        throw new TypeError(`clock.advance: expected a number of milliseconds, 0 or more, that keeps the clock before the year 10000; got ${String(ms)}.`);
+      }
+      offset += ms;
+      endBans();
+    },
+    set(date) {
+      offset = toInstant(date) - config.now();
+      endBans();
+    },
+  };
+
+  const core: ServerCore & { keys(): unknown } = {
     serve,
     refuse: (status, code, message) => {
-      const now = config.now();
-      return stamp(limited(error(status, code, message), anonymous(now), now));
+      const exchange = open('?', '?');
+      return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, true);
     },
     reset() {
       store.reset(config.pets);
       limiter.reset();
       planFault.reset();
+      journal.clear();
+      bans.clear();
+      endBans();
     },
     inspect() {
       return { petCount: store.size, keys: limiter.stats() };
     },
+    /** What `GET /_admin/keys` answers: `inspect()` with each key shown by its label. */
+    keys() {
+      const byLabel: Record<string, KeyStats> = {};
+      for (const [key, stats] of Object.entries(limiter.stats())) byLabel[labels.get(key)!] = stats;
+      return { petCount: store.size, keys: byLabel };
+    },
+    clock,
+    requests: () => journal.list(),
+    clearRequests: () => journal.clear(),
   };
+  return core;
 }
 
 /** A {@link ReferenceServer}: the core, answering web `Request`s with `Response`s. Internal. */
 export function withFetch(core: ServerCore): ReferenceServer {
-  const { serve, reset, inspect } = core;
+  const { serve } = core;
   return {
     async fetch(request: Request): Promise<Response> {
       // An aborted request rejects at once with its reason, as a real fetch would, whatever the
@@ -267,10 +428,16 @@ export function withFetch(core: ServerCore): ReferenceServer {
       return new Promise((resolve, reject) => {
         const onAbort = () => reject(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
-        reply.then((ready) => resolve(toResponse(ready)), reject).finally(() => signal.removeEventListener('abort', onAbort));
+        reply
+          .then((ready) => resolve(toResponse(ready)))
+          .catch(reject)
+          .finally(() => signal.removeEventListener('abort', onAbort));
       });
     },
-    reset,
-    inspect,
+    reset: () => core.reset(),
+    inspect: () => core.inspect(),
+    clock: core.clock,
+    requests: () => core.requests(),
+    clearRequests: () => core.clearRequests(),
   };
 }

@@ -60,6 +60,51 @@ describe('petstore-server CLI', () => {
     }
   });
 
+  it('logs a line per request with timestamp, status and error code, duration and request id, and a line when a key is banned', async () => {
+    const cli = run(['--port', '0', '--admin', '--key', 'cli-ban-key:enterprise:1:100']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    await cli.waitFor(/Admin API: http:\/\/127\.0\.0\.1:\d+\/_admin\//);
+    const send = () => fetch(`${url}/pets`, { headers: { Authorization: 'Bearer cli-ban-key' } });
+    const ok = await send();
+    const limited = await send();
+    for (let i = 0; i < 6; i++) await send(); // 5 strikes, then the 6th: banned
+    const id = (r: Response) => r.headers.get('X-Request-Id')!.replace(/[-_]/g, (c) => `\\${c}`);
+    await cli.waitFor(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z GET /v1/pets 200 \\d+\\.\\dms ${id(ok)}$`, 'm'));
+    await cli.waitFor(new RegExp(`^\\S+Z GET /v1/pets 429 rate_limited \\d+\\.\\dms ${id(limited)}$`, 'm'));
+    await cli.waitFor(/^\S+Z key cli-…[0-9a-f]{6} banned until \S+Z$/m);
+    await cli.waitFor(/GET \/v1\/pets 429 api_key_banned /);
+    // The ban ends when the clock passes it: moved through the admin API, the log says so.
+    await fetch(new URL('/_admin/clock', url), { method: 'POST', body: JSON.stringify({ advanceMs: 15 * 60_000 }) });
+    await cli.waitFor(/^\S+Z key cli-…[0-9a-f]{6} ban ended$/m);
+    expect(cli.out()).not.toContain('cli-ban-key');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('--log-format json prints one JSON object per line: the banner, each request, each ban', async () => {
+    const cli = run(['--port', '0', '--log-format', 'json', '--fault-rate', '1', '--fault-kinds', 'truncate']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (http:[^"\s]+)/);
+    const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } });
+    await response.text().catch(() => {});
+    await cli.waitFor(/"event":"request"/);
+    const lines = cli.out().trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({ event: 'listening', url });
+    expect(lines.find((l) => l.event === 'request')).toEqual({
+      event: 'request',
+      time: expect.stringMatching(/Z$/),
+      method: 'GET',
+      path: '/v1/pets',
+      status: 200,
+      truncated: true,
+      requestId: response.headers.get('X-Request-Id'),
+      durationMs: expect.any(Number),
+    });
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('exits 0 on SIGINT too', async () => {
     const cli = run(['--port', '0', '--quiet']);
     child = cli.child;
@@ -107,6 +152,7 @@ describe('petstore-server CLI', () => {
     [['--fault-kinds', 'latency,bogus'], /--fault-kinds: "bogus"/],
     [['--pets', '2', '--seed', '3'], /--pets and --seed are the same flag/],
     [['--pets', 'many'], /--pets must be a whole number/],
+    [['--log-format', 'xml'], /--log-format must be text or json/],
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);

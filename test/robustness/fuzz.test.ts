@@ -231,6 +231,8 @@ async function checkAnswer(request: Request, response: Response): Promise<void> 
     expect(response.headers.get(name) ?? `missing; headers: ${JSON.stringify([...response.headers])}`, `${where}: ${name}`).toMatch(RATE_LIMIT_HEADER);
   }
   if (response.status === 429) expect(response.headers.get('Retry-After'), `${where}: Retry-After`).toMatch(/^[1-9]\d*$/);
+  expect(response.headers.get('X-Request-Id'), `${where}: X-Request-Id`).toMatch(/^req_[0-9a-f]{6}-[0-9a-z]+$/);
+  expect(Number.isNaN(Date.parse(response.headers.get('Date') ?? '')), `${where}: Date`).toBe(false);
   const text = await response.text();
   if (response.status < 400) return;
   if (request.method.toUpperCase() === 'HEAD') {
@@ -337,5 +339,32 @@ describe('fuzz: the reference server', () => {
   // undici refuses more than the Request constructor does (CONNECT, TRACE, odd Content-Length).
   it('over node:http, 600 generated requests: the same contract through the adapter, and no connection dropped', async () => {
     await fuzz(overHttp, 600, 400);
+  });
+
+  it('the admin clock, 500 generated bodies: every bad one is a 400 Error record, never a 5xx, and the clock moves only when asked right', async () => {
+    const clock = { now: T0 };
+    const running = await inProcess.start({ ...fuzzOptions(clock), admin: true });
+    const clockBody = fc.oneof(
+      body,
+      fc.record({ advanceMs: fc.oneof(fc.double(), fc.integer(), fc.string(), fc.constant(null)) }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+      fc.record({ set: fc.oneof(fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.integer()) }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+    );
+    await fc.assert(
+      fc.asyncProperty(clockBody, fc.constantFrom('POST', 'GET', 'PUT', 'DELETE'), async (text, method) => {
+        const before = running.server.clock.now().getTime();
+        const request = new Request(`${running.baseUrl.replace(/\/v1$/, '')}/_admin/clock`, { method, ...(method === 'GET' ? {} : { body: text }) });
+        const response = await running.send(request);
+        expect(response.status, `${method} ${String(text).slice(0, 80)}`).toBeLessThan(500);
+        const answer: unknown = await response.json();
+        if (response.status >= 400) {
+          expect(ErrorRecordSchema.safeParse(answer).success).toBe(true);
+          expect(running.server.clock.now().getTime()).toBe(before);
+        } else {
+          expect((answer as { now: string }).now).toBe(running.server.clock.now().toISOString());
+        }
+      }),
+      { seed: SEED, numRuns: 500 },
+    );
+    await running.close();
   });
 });

@@ -403,10 +403,10 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(response.headers.get('Access-Control-Allow-Headers')?.toLowerCase()).toContain('authorization');
       });
 
-      it('every response exposes the rate-limit, Retry-After, deprecation and Location headers', async () => {
+      it('every response exposes the rate-limit, Retry-After, deprecation, Location, Date and request-id headers', async () => {
         for (const response of [await send('/pets/1'), await send('/pets', { key: null })]) {
           const exposed = response.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/) ?? [];
-          for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Location']) {
+          for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'Location', 'Date', 'X-Request-Id']) {
             expect(exposed).toContain(name);
           }
           expect(response.headers.get('Access-Control-Allow-Origin')).toBe('*');
