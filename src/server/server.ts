@@ -149,6 +149,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const planFault = createFaultPlanner(config.faults);
   const journal = new Journal();
   const keys = [...config.apiKeys.keys()];
+  /** Each key's label, made once: what logs, the journal and `/_admin/keys` show instead of the key. */
+  const labelOf = (key: string) => labels.get(key) ?? keyLabel(key);
   const labels = new Map(keys.map((key) => [key, keyLabel(key)]));
   /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
   let offset = 0;
@@ -263,7 +265,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(at), at);
       }
       admission = limiter.admit(key, at);
-      const label = labels.get(key)!;
+      const label = labelOf(key);
       exchange.key = label;
       exchange.insideRetryAfter = admission.insideRetryAfter === true;
       if (admission.bannedUntil !== undefined && config.onBan) {
@@ -403,7 +405,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     /** What `GET /_admin/keys` answers: `inspect()` with each key shown by its label. */
     keys() {
       const byLabel: Record<string, KeyStats> = {};
-      for (const [key, stats] of Object.entries(limiter.stats())) byLabel[labels.get(key)!] = stats;
+      for (const [key, stats] of Object.entries(limiter.stats())) byLabel[labelOf(key)] = stats;
       return { petCount: store.size, keys: byLabel };
     },
     clock,
