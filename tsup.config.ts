@@ -1,16 +1,19 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
+/** The library's entry points, built as ESM and CommonJS; the CLI is ESM only (its bin). */
+const entry = {
+  index: 'src/index.ts',
+  server: 'src/server/index.ts',
+  msw: 'src/msw.ts',
+  node: 'src/node.ts',
+  redis: 'src/redis.ts',
+};
+
 const shared: Options = {
-  entry: {
-    index: 'src/index.ts',
-    server: 'src/server/index.ts',
-    msw: 'src/msw.ts',
-    node: 'src/node.ts',
-    redis: 'src/redis.ts',
-    cli: 'src/cli.ts',
-  },
-  dts: true,
+  entry,
+  // `npm start` needs only the JavaScript; type declarations are for `npm test` and publishing.
+  dts: process.env.npm_lifecycle_event !== 'start',
   sourcemap: true,
   // Cleaned once here: the two builds below run in parallel and must not clean each other's output.
   clean: false,
@@ -24,6 +27,8 @@ rmSync(new URL('./dist', import.meta.url), { recursive: true, force: true });
 export default defineConfig([
   {
     ...shared,
+    // The CLI, and what browser bundles get for the Node-only entries, are ESM only.
+    entry: { ...entry, cli: 'src/cli.ts', 'browser/node': 'src/browser/node.ts', 'browser/redis': 'src/browser/redis.ts' },
     format: ['esm'],
     // Runtime dependencies stay external: users' bundlers dedupe them.
     external: ['ky', 'zod', 'p-retry', 'msw', 'redis'],

@@ -13,8 +13,9 @@ const client = new PetStoreClient({ apiKey: 'quickstart-key', baseUrl: api.url }
 const pets = await client.listPets({ limit: 10 });
 console.log(`listPets: ${pets.length} pets: ${pets.map((pet) => pet.name).join(', ')}`);
 
-const rex = await client.createPet({ name: 'Rex', categoryId: 1, status: 'available' });
-console.log(`createPet: ${rex.name} got id ${rex.id}`);
+// A new pet, with a name none of the generated ones has.
+const biscuit = await client.createPet({ name: 'Biscuit', categoryId: 1, status: 'available' });
+console.log(`createPet: ${biscuit.name} got id ${biscuit.id}`);
 
 const available = await client.listPets({ status: 'available' });
 console.log(`listPets({ status: 'available' }): ${available.map((pet) => `${pet.name} (#${pet.id})`).join(', ')}`);

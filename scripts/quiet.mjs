@@ -11,6 +11,6 @@ const result = spawnSync(command, args, { encoding: 'utf8', shell: process.platf
 if (result.status !== 0) {
   process.stdout.write(result.stdout ?? '');
   process.stderr.write(result.stderr ?? '');
-  console.error(`\n${[command, ...args].join(' ')} failed (exit ${result.status ?? result.signal}).`);
+  console.error(`\n${[command, ...args].join(' ')} failed (${result.error ? result.error.message : `exit ${result.status ?? result.signal}`}).`);
   process.exit(result.status ?? 1);
 }

@@ -39,6 +39,9 @@ Example:
   petstore-server --port 4010 --key my-key:pro --pets 25
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
 
+/** `a, b or c`, for messages that list the accepted values. */
+const oneOf = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
+
 const LOG_FORMATS = ['text', 'json'] as const;
 type LogFormat = (typeof LOG_FORMATS)[number];
 
@@ -46,13 +49,15 @@ type LogFormat = (typeof LOG_FORMATS)[number];
 function requestLine(e: RequestLogEntry, format: LogFormat): string {
   if (format === 'json') return JSON.stringify({ event: 'request', ...e, durationMs: Number(e.durationMs.toFixed(1)) });
   const outcome = e.status === 0 ? 'dropped' : `${e.status}${e.code ? ` ${e.code}` : ''}${e.truncated ? ' truncated' : ''}`;
-  return `${e.time} ${e.method} ${e.path} ${outcome} ${e.durationMs.toFixed(1)}ms ${e.requestId}`;
+  return `${e.time} ${e.method} ${e.path} ${outcome} ${e.durationMs.toFixed(1)}ms req=${e.requestId}`;
 }
 
 /** A line when a key is banned and when its ban ends. */
 function banLine(e: BanEvent, format: LogFormat): string {
   if (format === 'json') return JSON.stringify({ event: e.state === 'banned' ? 'key_banned' : 'ban_ended', time: e.time, key: e.key, until: e.until });
-  return e.state === 'banned' ? `${e.time} key ${e.key} banned until ${e.until}` : `${e.time} key ${e.key} ban ended`;
+  return e.state === 'banned'
+    ? `${e.time} key ${e.key} banned until ${e.until} for sending while told to wait`
+    : `${e.time} key ${e.key} is no longer banned`;
 }
 
 /** Parses `--fault-kinds`, naming the kind it does not know. */
@@ -121,10 +126,10 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
           ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
         };
   const logFormat = values['log-format'];
-  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${LOG_FORMATS.join(' or ')}; got "${logFormat}".`);
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${oneOf(LOG_FORMATS)}; got "${logFormat}".`);
   const headers = values['ratelimit-headers'];
   if (headers !== undefined && !(RATE_LIMIT_HEADERS as readonly string[]).includes(headers)) {
-    throw new Error(`--ratelimit-headers must be ${RATE_LIMIT_HEADERS.join(', ')}; got "${headers}".`);
+    throw new Error(`--ratelimit-headers must be ${oneOf(RATE_LIMIT_HEADERS)}; got "${headers}".`);
   }
   return {
     port: int('port', values.port, 65535),

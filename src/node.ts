@@ -26,6 +26,8 @@ export interface RequestLogEntry {
   truncated?: boolean;
   /** The `X-Request-Id` of the answer. */
   requestId: string;
+  /** The API key's label (its first characters, never the key), when the request had a valid key. */
+  key?: string;
   /** Milliseconds from the request's arrival to the end of the answer. */
   durationMs: number;
 }
@@ -109,6 +111,7 @@ function logEntry(reply: Reply, whole: boolean, durationMs: number): RequestLogE
     durationMs,
   };
   if (exchange.code !== undefined) entry.code = exchange.code;
+  if (exchange.key !== null) entry.key = exchange.key;
   if (reply.truncated) entry.truncated = true;
   return entry;
 }

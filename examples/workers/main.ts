@@ -14,14 +14,20 @@ if (useRedis && !process.env.REDIS_URL) throw new Error('Set REDIS_URL (e.g. red
 
 const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' } });
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
-const runs = Array.from({ length: workers }, async () => {
-  const env = { ...process.env, BASE_URL: api.url, API_KEY: 'shared-key', CALLS: String(calls), ...(useRedis ? {} : { REDIS_URL: '' }) };
-  const child = spawn(process.execPath, [worker], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+// All workers start calling at the same moment, once every one of them is up.
+const children = Array.from({ length: workers }, () => {
+  const env = { ...process.env, BASE_URL: api.url, API_KEY: 'shared-key', CALLS: String(calls), BARRIER: '1', ...(useRedis ? {} : { REDIS_URL: '' }) };
+  const child = spawn(process.execPath, [worker], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (chunk) => (out += chunk));
+  const ready = new Promise<void>((resolve) => child.stdout.on('data', (chunk) => ((out += chunk), out.startsWith('ready\n') && resolve())));
+  return { child, ready, out: () => out };
+});
+await Promise.all(children.map((c) => c.ready));
+for (const { child } of children) child.stdin.end('go\n');
+const runs = children.map(async ({ child, out }) => {
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`a worker exited with ${code}`);
-  return JSON.parse(out) as { ok: number; throttled: number; rateLimited: number; other: string[] };
+  return JSON.parse(out().trim().split('\n').at(-1)!) as { ok: number; throttled: number; rateLimited: number; other: string[] };
 });
 const results = await Promise.all(runs);
 const stats = api.server.inspect().keys['shared-key'];

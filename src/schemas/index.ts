@@ -36,7 +36,16 @@ export const PetSchema = z.object({
 });
 
 /** An animal record as returned by the service. */
-export type Pet = z.infer<typeof PetSchema>;
+export interface Pet {
+  /** Unique identifier, assigned by the service when the pet is created (int64). */
+  id: number;
+  /** The animal's name. */
+  name: string;
+  /** Identifier of the category the animal belongs to (int64). */
+  categoryId: number;
+  /** Its availability: `available`, `pending` or `sold`. Absent when none was given; the spec states no default. */
+  status?: PetStatus;
+}
 
 /**
  * Schema of the body of `createPet`. `id` is assigned by the service, so it and any other
@@ -49,8 +58,15 @@ export const NewPetSchema = z.strictObject({
 });
 
 
-/** The body of `createPet`: a new animal without its id. */
-export type NewPet = z.infer<typeof NewPetSchema>;
+/** The body of `createPet`: a new animal, without the `id` the service assigns. */
+export interface NewPet {
+  /** The animal's name. Required. */
+  name: string;
+  /** Identifier of the category it belongs to (int64). Required. */
+  categoryId: number;
+  /** Its availability: `available`, `pending` or `sold`. Optional, with no default. */
+  status?: PetStatus | undefined;
+}
 
 /** Schema of a list response: an array of animal records. */
 export const PetListSchema = z.array(PetSchema);
@@ -62,7 +78,12 @@ export const ListPetsQuerySchema = z.strictObject({
 });
 
 /** The query of `listPets`. */
-export type ListPetsQuery = z.infer<typeof ListPetsQuerySchema>;
+export interface ListPetsQuery {
+  /** The most pets to return, 1 to 100; the service's default is 20. There is no other paging. */
+  limit?: number | undefined;
+  /** Only pets with this status; all pets when absent. */
+  status?: PetStatus | undefined;
+}
 
 /** Schema of a pet identifier in a path: an int64 (as a safe integer); the spec sets no sign. */
 export const PetIdSchema = int64();
@@ -74,8 +95,15 @@ export const ErrorRecordSchema = z.object({
   status: z.int(),
 });
 
-/** The Error record: a machine-readable `code`, a human-readable `message` and the HTTP `status`. */
-export type ErrorRecord = z.infer<typeof ErrorRecordSchema>;
+/** The Error record every error response carries. */
+export interface ErrorRecord {
+  /** A machine-readable code, such as `invalid_api_key` or `rate_limited`. */
+  code: string;
+  /** A human-readable description. */
+  message: string;
+  /** The HTTP status of the response. */
+  status: number;
+}
 
 /** Schema of the orders listing. The spec shows nothing of an order, so each is opaque. */
 export const OrderListSchema = z.array(z.unknown());
@@ -153,3 +181,15 @@ export function formatIssues(issues: readonly ValidationIssue[], what = 'value')
     .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : what} ${issue.message}`)
     .join('; ');
 }
+
+// The interfaces above are what the API reference shows; these checks keep each one the same as
+// the type its schema infers, so that a field still changes in one place (a mismatch fails tsc).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+/** Compile-time only. @internal */
+export type SchemasMatchTheirInterfaces = Holds<
+  Same<Pet, z.infer<typeof PetSchema>> &
+    Same<NewPet, z.infer<typeof NewPetSchema>> &
+    Same<ListPetsQuery, z.infer<typeof ListPetsQuerySchema>> &
+    Same<ErrorRecord, z.infer<typeof ErrorRecordSchema>>
+>;

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { empty, error, json, readJson, type Incoming, type Reply } from './http.js';
-import type { RecordedRequest } from './journal.js';
+import { error, json, readJson, type Incoming, type Reply } from './http.js';
+import type { RequestRecord } from './journal.js';
 
 /** The reference server's clock: the `now` option, moved by every `advance` and `set`. */
 export interface ServerClock {
@@ -28,8 +28,8 @@ export interface ServerClock {
 export interface AdminTarget {
   reset(): void;
   /** Each key's counters, keys shown by label. */
-  keys(): unknown;
-  requests(): RecordedRequest[];
+  keys(): Record<string, unknown>;
+  requests(): RequestRecord[];
   clearRequests(): void;
   clock: ServerClock;
 }
@@ -83,14 +83,14 @@ export async function answerAdmin(request: Incoming, method: string, path: strin
   switch (`${method} ${path}`) {
     case 'POST /reset':
       target.reset();
-      return empty(204, {});
+      return json({ reset: true });
     case 'GET /keys':
-      return json(target.keys());
+      return json({ keys: target.keys() });
     case 'GET /requests':
-      return json(target.requests());
+      return json({ requests: target.requests() });
     case 'DELETE /requests':
       target.clearRequests();
-      return empty(204, {});
+      return json({ cleared: true });
     case 'POST /clock':
       return moveClock(request, target.clock);
     default:

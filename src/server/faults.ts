@@ -25,8 +25,12 @@ export interface FaultOptions {
  * network fails. The adapters turn it into a network error (msw) or a destroyed socket (node:http).
  */
 export class InjectedFault extends TypeError {
+  /** The class name, `InjectedFault`, set as a literal so it survives minification. */
   override readonly name = 'InjectedFault';
-  /** @param kind What was injected: a dropped connection. */
+  /**
+   * Creates the fault a server's `fetch` throws for a dropped connection.
+   * @param kind What was injected: a dropped connection.
+   */
   constructor(readonly kind: 'drop') {
     super('fetch failed: connection dropped by injected fault');
   }

@@ -11,7 +11,7 @@ export { MAX_BODY_BYTES } from './http.js';
 export type { RateLimitHeaders } from './http.js';
 export type { BanEvent, ReferenceServer, ServerInspection } from './server.js';
 export type { ServerClock } from './admin.js';
-export type { RecordedRequest } from './journal.js';
+export type { RequestRecord } from './journal.js';
 export { DEMO_API_KEY, PLANS, DEFAULTS as SERVER_DEFAULTS } from './options.js';
 export type { PlanName, Quota, ReferenceServerOptions, SeedPet } from './options.js';
 export type { KeyStats } from './rate-limiter.js';

@@ -7,7 +7,7 @@
 import type { FaultKind } from './faults.js';
 
 /** One answered request, as `server.requests()` and `GET /_admin/requests` list it. It never holds an API key. */
-export interface RecordedRequest {
+export interface RequestRecord {
   /** When it arrived, on the server's clock (ISO 8601). */
   time: string;
   /** The method as sent. */
@@ -16,12 +16,12 @@ export interface RecordedRequest {
   path: string;
   /** The status answered, or 0 when an injected fault dropped the connection. */
   status: number;
-  /** The Error record's `code` when the answer was an error. */
-  code?: string;
+  /** The Error record's `code`, for error answers. */
+  code: string | undefined;
   /** The `X-Request-Id` the answer carried. */
   requestId: string;
-  /** The API key's label (its first characters and a hash, never the key), when a known key was sent. */
-  key?: string;
+  /** The API key's label (its first characters, never the key); `null` without a valid key. */
+  key: string | null;
   /** Whether the request came inside a `Retry-After` window announced to its key. */
   insideRetryAfter: boolean;
   /** The fault injected into this request, if any. */
@@ -33,8 +33,8 @@ export interface RecordedRequest {
 /** How many requests the journal keeps; older ones are forgotten first. */
 export const JOURNAL_SIZE = 1_000;
 
-/** A request while it is being answered: a {@link RecordedRequest} with its time as a number. */
-export type Exchange = Omit<RecordedRequest, 'time'> & { at: number };
+/** A request while it is being answered: a {@link RequestRecord} with its time as a number. */
+export type Exchange = Omit<RequestRecord, 'time'> & { at: number };
 
 /** The last {@link JOURNAL_SIZE} exchanges, oldest first. */
 export class Journal {
@@ -47,7 +47,7 @@ export class Journal {
     this.#next = (this.#next + 1) % JOURNAL_SIZE;
   }
 
-  list(): RecordedRequest[] {
+  list(): RequestRecord[] {
     const full = this.#entries.length === JOURNAL_SIZE;
     const ordered = full ? [...this.#entries.slice(this.#next), ...this.#entries.slice(0, this.#next)] : this.#entries;
     return ordered.map(recorded);
@@ -60,17 +60,14 @@ export class Journal {
 }
 
 /** The public form of an exchange. */
-export function recorded({ at, ...rest }: Exchange): RecordedRequest {
+export function recorded({ at, ...rest }: Exchange): RequestRecord {
   return { time: new Date(at).toISOString(), ...rest };
 }
 
 /**
- * A key as logs and the admin API show it: up to four first characters (never more than half the
- * key) and six hex digits of its FNV-1a hash, so two keys with the same start stay apart.
+ * A key as logs and the admin API show it: its first four characters and `…`, never more than
+ * half the key, so a short key is never shown whole.
  */
 export function keyLabel(key: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  const shown = key.slice(0, Math.min(4, Math.floor(key.length / 2)));
-  return `${shown}…${(hash >>> 0).toString(16).padStart(8, '0').slice(0, 6)}`;
+  return `${key.slice(0, Math.min(4, Math.floor(key.length / 2)))}…`;
 }

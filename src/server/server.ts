@@ -1,7 +1,7 @@
 import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
-import { Journal, keyLabel, type Exchange, type RecordedRequest } from './journal.js';
+import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
 import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
@@ -38,7 +38,7 @@ export interface ReferenceServer {
    */
   readonly clock: ServerClock;
   /** The last 1,000 requests answered, oldest first; admin requests are not recorded. */
-  requests(): RecordedRequest[];
+  requests(): RequestRecord[];
   /** Forgets the recorded requests. */
   clearRequests(): void;
 }
@@ -57,9 +57,9 @@ export interface BanEvent {
 
 /**
  * What a preflight allows when it does not say what it will send: the key, JSON bodies, the SDK's
- * identification header (browsers cannot set User-Agent) and a request id.
+ * identification header (browsers cannot set User-Agent), a request id, and `Prefer` (forced answers).
  */
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, X-Request-Id';
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, X-Request-Id, Prefer';
 
 /** The statuses `Prefer: code=…` can force, with the Error record code of each. */
 const FORCEABLE: Readonly<Record<string, ErrorCode>> = {
@@ -155,8 +155,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
   let offset = 0;
   const now = () => config.now() + offset;
-  /** Request ids: a per-server prefix, so ids from two servers never meet, and a counter. */
-  const idPrefix = `req_${Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0')}`;
+  /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
+  const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;
   /** Bans told to `onBan` and not yet ended: key label → end (ms). */
   const bans = new Map<string, number>();
@@ -240,7 +240,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     if (path === undefined) {
       const where = pathname.slice(0, 100);
       const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
-      return limited(error(404, 'not_found', `${where} is not part of the API. Its paths are under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
+      return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
     }
 
     const force = preferredCode(request.header('Prefer'));
@@ -324,7 +324,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** A new exchange for a request arriving now. */
   function open(method: string, path: string): Exchange {
     if (bans.size > 0) endBans();
-    return { at: now(), method, path, status: 0, requestId: `${idPrefix}-${(++sequence).toString(36).padStart(6, '0')}`, insideRetryAfter: false };
+    return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
   }
 
   /**
@@ -335,7 +335,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     reply.headers.Date = new Date(now()).toUTCString();
     reply.headers['X-Request-Id'] = exchange.requestId;
     exchange.status = reply.dropped ? 0 : reply.status;
-    if (reply.code !== undefined) exchange.code = reply.code;
+    exchange.code = reply.code;
     reply.exchange = exchange;
     if (record) journal.add(exchange);
     return reply;
@@ -385,7 +385,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     },
   };
 
-  const core: ServerCore & { keys(): unknown } = {
+  const core: ServerCore & { keys(): Record<string, KeyStats> } = {
     serve,
     refuse: (status, code, message) => {
       const exchange = open('?', '?');
@@ -402,11 +402,15 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     inspect() {
       return { petCount: store.size, keys: limiter.stats() };
     },
-    /** What `GET /_admin/keys` answers: `inspect()` with each key shown by its label. */
+    /** What `GET /_admin/keys` lists: each key's counters under its label (`my-k…#2` for a second key with the same label). */
     keys() {
       const byLabel: Record<string, KeyStats> = {};
-      for (const [key, stats] of Object.entries(limiter.stats())) byLabel[labelOf(key)] = stats;
-      return { petCount: store.size, keys: byLabel };
+      for (const [key, stats] of Object.entries(limiter.stats())) {
+        let label = labelOf(key);
+        for (let n = 2; Object.hasOwn(byLabel, label); n++) label = `${labelOf(key)}#${n}`;
+        byLabel[label] = stats;
+      }
+      return byLabel;
     },
     clock,
     requests: () => journal.list(),

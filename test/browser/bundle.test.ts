@@ -1,5 +1,5 @@
 // What a browser bundler makes of the package: the client bundles from its exports with no
-// Node built-ins, and `@animal-store/sdk/node` is refused by its `"browser": null` condition.
+// Node built-ins, and the Node-only entries' `browser` condition gives a clear error instead.
 import { describe, expect, it } from 'vitest';
 import { bundle } from './support.js';
 
@@ -13,7 +13,12 @@ describe('bundling for the browser', () => {
     expect(code).not.toMatch(/from\s*["']node:|require\(["']node:/);
   });
 
-  it('@animal-store/sdk/node is kept out of browser bundles', async () => {
-    await expect(bundle('test/browser/fixtures/imports-node.ts')).rejects.toThrow(/Could not resolve "@animal-store\/sdk\/node"/);
+  it.each([
+    ['node', /@animal-store\/sdk\/node runs only in Node: it starts a node:http server\. In a browser, use @animal-store\/sdk\/msw/],
+    ['redis', /@animal-store\/sdk\/redis runs only in Node: it coordinates processes through Redis\./],
+  ])('@animal-store/sdk/%s in a browser bundle is a clear error naming what to use instead, and no Node code', async (entry, message) => {
+    const code = await bundle(`test/browser/fixtures/imports-${entry}.ts`);
+    expect(code).not.toMatch(/from\s*["']node:|require\(["']node:|import\(["']node:/);
+    await expect(import(`data:text/javascript,${encodeURIComponent(code)}`)).rejects.toThrow(message);
   });
 });

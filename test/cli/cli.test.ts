@@ -69,14 +69,14 @@ describe('petstore-server CLI', () => {
     const ok = await send();
     const limited = await send();
     for (let i = 0; i < 6; i++) await send(); // 5 strikes, then the 6th: banned
-    const id = (r: Response) => r.headers.get('X-Request-Id')!.replace(/[-_]/g, (c) => `\\${c}`);
+    const id = (r: Response) => `req=${r.headers.get('X-Request-Id')}`;
     await cli.waitFor(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z GET /v1/pets 200 \\d+\\.\\dms ${id(ok)}$`, 'm'));
     await cli.waitFor(new RegExp(`^\\S+Z GET /v1/pets 429 rate_limited \\d+\\.\\dms ${id(limited)}$`, 'm'));
-    await cli.waitFor(/^\S+Z key cli-…[0-9a-f]{6} banned until \S+Z$/m);
+    await cli.waitFor(/^\S+Z key cli-… banned until \S+Z for sending while told to wait$/m);
     await cli.waitFor(/GET \/v1\/pets 429 api_key_banned /);
     // The ban ends when the clock passes it: moved through the admin API, the log says so.
     await fetch(new URL('/_admin/clock', url), { method: 'POST', body: JSON.stringify({ advanceMs: 15 * 60_000 }) });
-    await cli.waitFor(/^\S+Z key cli-…[0-9a-f]{6} ban ended$/m);
+    await cli.waitFor(/^\S+Z key cli-… is no longer banned$/m);
     expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
@@ -98,9 +98,24 @@ describe('petstore-server CLI', () => {
       path: '/v1/pets',
       status: 200,
       truncated: true,
+      key: 'pets…',
       requestId: response.headers.get('X-Request-Id'),
       durationMs: expect.any(Number),
     });
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('--log-format json prints one JSON object per request; --admin serves the admin API', async () => {
+    const cli = run(['--port', '0', '--admin', '--log-format', 'json']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (http:[^"\s]+)/);
+    const answer = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key', Prefer: 'code=503' } });
+    expect(answer.status).toBe(503);
+    const [line] = await cli.waitFor(/^\{.*"status":503.*\}$/m);
+    expect(JSON.parse(line)).toMatchObject({ method: 'GET', path: '/v1/pets', status: 503, code: 'service_unavailable', requestId: answer.headers.get('X-Request-Id') });
+    const journal = (await (await fetch(url!.replace(/\/v1$/, '/_admin/requests'))).json()) as { requests: unknown[] };
+    expect(journal.requests).toHaveLength(1);
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
   });
@@ -147,7 +162,7 @@ describe('petstore-server CLI', () => {
     [['--key', 'k:gold'], /unknown plan "gold"/],
     [['--key', 'k:enterprise'], /needs a quota/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
-    [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf, both/],
+    [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
     [['--fault-rate', '0.5', '--fault-kinds', 'bogus'], /--fault-kinds: "bogus" is not one of latency, error, drop, truncate/],
     [['--fault-kinds', 'latency,bogus'], /--fault-kinds: "bogus"/],
     [['--pets', '2', '--seed', '3'], /--pets and --seed are the same flag/],

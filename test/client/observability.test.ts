@@ -28,7 +28,7 @@ describe('logs', () => {
     const { lines, logger } = recorder();
     await run(client({ logLevel: 'debug', logger }).listPets({ limit: 2 }));
     expect(lines).toEqual([
-      { level: 'debug', text: expect.stringMatching(/^listPets GET https:\/\/petstore\.test\/v1\/pets\?limit=2 → 200 in \d+\.\d ms \(attempt 1\)$/) },
+      { level: 'debug', text: expect.stringMatching(/^listPets GET https:\/\/petstore\.test\/v1\/pets\?limit=2 → 200 in \d+\.\d ms \(attempt 1, request id [0-9a-f]{16}\)$/) },
     ]);
   });
 
@@ -82,7 +82,7 @@ describe('events', () => {
       attempt: 1,
       status: 200,
       durationMs: expect.any(Number),
-      requestId: undefined,
+      requestId: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
     expect(seen.find(([event]) => event === 'wait')![1]).toMatchObject({ reason: 'blocked', waitMs: expect.any(Number), until: expect.any(Date) });
     expect(JSON.stringify(seen)).not.toContain('key-ent');

@@ -76,9 +76,30 @@ describe('the API reference (npm run docs)', () => {
     expect(text).toMatch(/Keep the\s*id\s*createPet\s*returns/);
   });
 
+  it.each([
+    ['Pet', ['id', 'name', 'categoryId', 'status']],
+    ['NewPet', ['name', 'categoryId', 'status']],
+    ['ListPetsQuery', ['limit', 'status']],
+    ['ErrorRecord', ['code', 'message', 'status']],
+  ])('%s shows each of its fields, documented', async (name, fields) => {
+    await page.goto(pathToFileURL(join(ROOT, `docs/api/interfaces/${slug('@animal-store/sdk')}.${name}.html`)).href);
+    for (const field of fields) {
+      const member = page.locator('section.tsd-member', { has: page.locator(`#${field.toLowerCase()}`) });
+      expect(await member.count(), `${name}.${field}`).toBe(1);
+      expect((await member.locator('.tsd-comment').innerText()).length, `${name}.${field} is documented`).toBeGreaterThan(10);
+    }
+  });
+
+  it('listPets links to ListPetsQuery and Pet instead of spelling out object types', async () => {
+    await page.goto(pathToFileURL(join(ROOT, `docs/api/classes/${slug('@animal-store/sdk')}.PetStoreClient.html`)).href);
+    const signature = page.locator('section.tsd-member', { has: page.locator('#listpets') }).locator('.tsd-signature').first();
+    expect(await signature.locator('a', { hasText: 'ListPetsQuery' }).count()).toBeGreaterThan(0);
+    expect(await signature.locator('a', { hasText: 'Pet' }).count()).toBeGreaterThan(0);
+  });
+
   it('the guides are part of the site', async () => {
     await page.goto(pathToFileURL(join(ROOT, 'docs/api/index.html')).href);
-    for (const guide of ['getting-started', 'errors', 'retries-and-rate-limits', 'testing-with-the-reference-server', 'decisions']) {
+    for (const guide of ['getting-started', 'errors', 'retries-and-rate-limits', 'running-many-processes', 'testing-with-the-reference-server', 'decisions']) {
       expect(await page.locator(`a[href="documents/${guide}.html"]`).count(), guide).toBeGreaterThan(0);
     }
   });

@@ -2,43 +2,20 @@
 // type-checked against the sources, and the blocks marked `<!-- run -->` are run with Node
 // against the reference server, importing the built package as users do.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '@animal-store/sdk';
+import { codeBlocks, DOCS, ROOT } from './blocks.js';
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Blocks are written inside the repo (not os.tmpdir()) so that `@animal-store/sdk` resolves to this
 // package by its own name and msw from node_modules; the folder is git-ignored and outside
 // tsconfig's `include`.
 const OUT = join(ROOT, '.doc-blocks');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-
-interface Block {
-  doc: string;
-  line: number;
-  code: string;
-  run: boolean;
-  file: string;
-}
-
-function extract(doc: string): Block[] {
-  const text = readFileSync(join(ROOT, doc), 'utf8');
-  const blocks: Block[] = [];
-  const fence = /(<!-- run -->\n)?```ts\n([\s\S]*?)```/g;
-  for (const match of text.matchAll(fence)) {
-    const line = text.slice(0, match.index).split('\n').length;
-    const name = `${doc.replace(/[/.]/g, '_')}_L${line}.ts`;
-    blocks.push({ doc, line, code: match[2]!, run: Boolean(match[1]), file: join(OUT, name) });
-  }
-  return blocks;
-}
-
-const blocks = DOCS.flatMap(extract);
+const blocks = codeBlocks().map((block) => ({ ...block, file: join(OUT, block.name) }));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 beforeAll(() => {
@@ -94,8 +71,8 @@ describe('README', () => {
     expect(stdout.trim().split('\n').map((line) => line.replace(/\d+/g, 'N'))).toEqual([
       'Reference server listening on http://N.N.N.N:N/vN',
       'listPets: N pets: Rex N, Whiskers N, Bubbles N',
-      'createPet: Rex got id N',
-      "listPets({ status: 'available' }): Rex N (#N), Rex (#N)",
+      'createPet: Biscuit got id N',
+      "listPets({ status: 'available' }): Rex N (#N), Biscuit (#N)",
       'ValidationError: listPets: limit must be at most N. Nothing was sent.',
       'Rate limit: N of N requests left in this window',
       'Done: the reference server is closed.',

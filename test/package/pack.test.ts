@@ -3,16 +3,20 @@
 // `npm test` builds dist/ first.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeBlocks } from '../docs/blocks.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+
+/** TypeScript versions the README's and guides' code is compiled with, by alias. */
+const TYPESCRIPTS = { 'typescript-5.5': '~5.5.4', 'typescript-6.0': '~6.0.3', 'typescript-7.0': '^7.0.2' };
 
 let dir: string;
 let packed: { filename: string; files: { path: string }[] };
@@ -29,7 +33,10 @@ beforeAll(async () => {
   // Node's types, as a TypeScript app would have them.
   await inConsumer('npm', [
     'install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
-    `./${packed.filename}`, 'msw@^3', '@types/node@^24',
+    `./${packed.filename}`, 'msw@^3', '@types/node@^24', 'redis@^6', 'vitest@^5',
+    // The TypeScript versions the docs' code must compile with: the oldest supported, ours, and
+    // what `npm i -D typescript` installs today.
+    ...Object.entries(TYPESCRIPTS).map(([alias, range]) => `${alias}@npm:typescript@${range}`),
   ]);
 }, 120_000);
 
@@ -45,6 +52,8 @@ describe('the packed tarball', () => {
       expect(paths).toEqual(expect.arrayContaining([`dist/${entry}.js`, `dist/${entry}.cjs`, `dist/${entry}.d.ts`, `dist/${entry}.d.cts`]));
     }
     expect(paths).toContain('dist/cli.js');
+    // The bin is ESM only: no CommonJS CLI nobody runs.
+    expect(paths.filter((p) => p.startsWith('dist/cli.') && p.includes('cjs'))).toEqual([]);
     expect(paths.filter((p) => /(^|\/)(src|test|examples|bench)\/|\.test\./.test(p))).toEqual([]);
   });
 
@@ -86,6 +95,31 @@ const { startReferenceServer } = require('@animal-store/sdk/node');
     const { stdout } = await inConsumer(process.execPath, ['cjs.cjs']);
     expect(JSON.parse(stdout)).toEqual({ pets: 1, invalid: true, msw: 'function', remaining: 59 });
   });
+
+  it.each(Object.keys(TYPESCRIPTS))(
+    'every TypeScript block of the README and the guides compiles against the package with %s under strict, exactOptionalPropertyTypes and noUncheckedIndexedAccess',
+    async (alias) => {
+      const blocksDir = join(dir, 'doc-blocks');
+      await mkdir(blocksDir, { recursive: true });
+      const blocks = codeBlocks();
+      for (const block of blocks) await writeFile(join(blocksDir, block.name), block.code);
+      await writeFile(
+        join(dir, `tsconfig.${alias}.json`),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
+            module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2023', 'dom', 'dom.iterable'],
+            types: ['node'], noEmit: true, skipLibCheck: true,
+          },
+          files: blocks.map((block) => `doc-blocks/${block.name}`),
+        }),
+      );
+      const tsc = join(dir, 'node_modules', alias, 'bin', 'tsc');
+      const result = await inConsumer(process.execPath, [tsc, '-p', `tsconfig.${alias}.json`]).catch((error: { stdout: string }) => error);
+      expect('stdout' in result ? result.stdout : '').toBe('');
+    },
+    60_000,
+  );
 
   it('a consumer .ts (ESM) and .cts (CJS) type-check under strict with the shipped .d.ts, library checks on', async () => {
     await writeFile(

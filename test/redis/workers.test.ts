@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startReferenceServer } from '@animal-store/sdk/node';
 import { createReferenceServer } from '@animal-store/sdk/server';
-import { startRedis, type RedisProcess } from './support.js';
+import { connect, startRedis, type RedisProcess } from './support.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/workers/', import.meta.url));
 const NODE = process.execPath;
@@ -51,6 +51,16 @@ describe('many processes, one key', () => {
     expect(server.rateLimited).toBeLessThanOrEqual(1);
     expect(workers.reduce((n, w) => n + w.ok + w.throttled + w.rateLimited, 0)).toBe(600);
     expect(workers.flatMap((w) => w.other)).toEqual([]);
+    // After the storm, no Redis key or value holds the API key.
+    const inspector = await connect(redis.url);
+    const keys = await inspector.keys('*');
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      const type = await inspector.type(key);
+      const values = type === 'hash' ? Object.entries(await inspector.hGetAll(key)).flat() : type === 'zset' ? await inspector.zRange(key, 0, -1) : [];
+      expect([key, ...values].join(' ')).not.toContain('shared-key');
+    }
+    inspector.destroy();
   }, 60_000);
 
   it('the same storm without the coordinator gets the key banned (so the test above can fail)', async () => {

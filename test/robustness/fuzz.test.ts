@@ -231,7 +231,7 @@ async function checkAnswer(request: Request, response: Response): Promise<void> 
     expect(response.headers.get(name) ?? `missing; headers: ${JSON.stringify([...response.headers])}`, `${where}: ${name}`).toMatch(RATE_LIMIT_HEADER);
   }
   if (response.status === 429) expect(response.headers.get('Retry-After'), `${where}: Retry-After`).toMatch(/^[1-9]\d*$/);
-  expect(response.headers.get('X-Request-Id'), `${where}: X-Request-Id`).toMatch(/^req_[0-9a-f]{6}-[0-9a-z]+$/);
+  expect(response.headers.get('X-Request-Id'), `${where}: X-Request-Id`).toMatch(/^[0-9a-f]{16}$/);
   expect(Number.isNaN(Date.parse(response.headers.get('Date') ?? '')), `${where}: Date`).toBe(false);
   const text = await response.text();
   if (response.status < 400) return;

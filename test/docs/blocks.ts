@@ -1,0 +1,33 @@
+/**
+ * The TypeScript code blocks of the README and the guides, for the tests that keep them honest:
+ * each with where it is, its code, and whether it is marked `<!-- run -->`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+export interface Block {
+  doc: string;
+  line: number;
+  code: string;
+  run: boolean;
+  /** A file name for it: `README_md_L42.ts`. */
+  name: string;
+}
+
+function extract(doc: string): Block[] {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  const blocks: Block[] = [];
+  const fence = /(<!-- run -->\n)?```ts\n([\s\S]*?)```/g;
+  for (const match of text.matchAll(fence)) {
+    const line = text.slice(0, match.index).split('\n').length;
+    blocks.push({ doc, line, code: match[2]!, run: Boolean(match[1]), name: `${doc.replace(/[/.]/g, '_')}_L${line}.ts` });
+  }
+  return blocks;
+}
+
+/** Every TypeScript block of the README and the guides. */
+export const codeBlocks = (): Block[] => DOCS.flatMap(extract);
