@@ -12,7 +12,10 @@ const useRedis = !args.includes('--no-redis');
 const [workers = 4, calls = 100] = args.filter((a) => !a.startsWith('--')).map(Number);
 if (useRedis && !process.env.REDIS_URL) throw new Error('Set REDIS_URL (e.g. redis://127.0.0.1:6379), or pass --no-redis.');
 
-const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' } });
+// The server's clock starts ten seconds into a minute, so the storm never straddles the end of the
+// Free plan's minute window (which would hand out a fresh budget halfway and blur the comparison).
+const offset = 10_000 - (Date.now() % 60_000);
+const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' }, now: () => Date.now() + offset });
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
 // All workers start calling at the same moment, once every one of them is up.
 const children = Array.from({ length: workers }, () => {
