@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 const NEEDS = [
   { what: 'the browser tests', name: 'Chromium', variable: 'CHROMIUM_PATH', path: '/usr/bin/chromium', apt: 'chromium' },
   { what: 'the Redis tests', name: 'redis-server', variable: 'REDIS_SERVER', path: '/usr/bin/redis-server', apt: 'redis-server' },
+  { what: 'the Python fixture test', name: 'Python 3', variable: 'PYTHON3', path: '/usr/bin/python3', apt: 'python3' },
 ];
 
 const missing = NEEDS.filter((need) => !existsSync(process.env[need.variable] || need.path));
