@@ -80,7 +80,7 @@ const config :Workerd.Config = (
 );
 const worker :Workerd.Worker = (
   modules = [(name = "worker", esModule = embed "worker.js")],
-  compatibilityDate = "2026-11-01",
+  compatibilityDate = "2026-10-01",
   globalOutbound = "network",
 );
 `,
