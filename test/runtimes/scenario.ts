@@ -125,10 +125,12 @@ async function runMode(baseUrl: string, fetch: Fetch, slowBaseUrl: string, slowF
 
   const slow = new PetStoreClient({ apiKey, baseUrl: slowBaseUrl, fetch: slowFetch, maxRetries: 0, timeout: SCENARIO.timeoutMs });
   const timeout = await settledInTime(slow.listPets());
+  // The abort needs a client with its default timeout: a short one would end the call itself.
+  const patient = new PetStoreClient({ apiKey, baseUrl: slowBaseUrl, fetch: slowFetch, maxRetries: 0 });
   const controller = new AbortController();
   const reason = new Error('The caller gave up.');
   setTimeout(() => controller.abort(reason), SCENARIO.abortAfterMs);
-  const abort = await settledInTime(slow.listPets(undefined, { signal: controller.signal }));
+  const abort = await settledInTime(patient.listPets(undefined, { signal: controller.signal }));
 
   return {
     listed,
