@@ -2,8 +2,8 @@
  * How the matrix runs the scenario in each runtime, from a consumer project with the packed
  * package installed (test/support/consumer.ts). The runtimes come from npm: Node 24 (the
  * `node` devDependency), Node 22 (installed once into node_modules/.cache/runtimes/), Bun, Deno
- * and workerd (devDependencies that ship their binaries); the browsers from Debian, launched as
- * the browser tests launch them.
+ * and workerd (devDependencies that ship their binaries); the browsers from Debian: Chromium and
+ * Firefox launched as the browser tests launch them, WebKit through WebKitWebDriver.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { launch, serveStatic, type BrowserName } from '../browser/support.js';
+import { PROGRAMS, programPath } from '../support/programs.js';
 import type { Consumer } from '../support/consumer.js';
 import { run, ROOT } from '../support/consumer.js';
 import { freePort } from '../support/ports.js';
@@ -26,17 +27,20 @@ export const WORKERD = join(BIN, 'workerd');
 /** Deno's flags for the scenario: loopback only, the environment readable, the project's node_modules. */
 export const DENO_FLAGS = ['--allow-net=127.0.0.1', '--allow-env', '--node-modules-dir=manual', '--no-prompt'];
 
+/** The Node 22 the matrix runs, exactly, so the README can say which. */
+export const NODE_22_VERSION = '22.23.3';
+
 /**
- * Node 22, from npm's `node@22` package, installed the first time into
- * node_modules/.cache/runtimes/node-22 and reused after (`npm ci` starts it afresh).
+ * Node 22, from npm's `node` package, installed the first time into
+ * node_modules/.cache/runtimes/ and reused after (`npm ci` starts it afresh).
  */
 export async function node22(): Promise<string> {
-  const dir = join(ROOT, 'node_modules/.cache/runtimes/node-22');
+  const dir = join(ROOT, `node_modules/.cache/runtimes/node-${NODE_22_VERSION}`);
   const binary = join(dir, 'node_modules/node/bin/node');
   if (existsSync(binary)) return binary;
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }));
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', 'node@22'], { cwd: dir, timeout: 180_000 });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', `node@${NODE_22_VERSION}`], { cwd: dir, timeout: 180_000 });
   return binary;
 }
 
@@ -98,18 +102,25 @@ const worker :Workerd.Worker = (
     const response = await fetch(url, { method: 'POST', body: JSON.stringify(config) });
     const report = (await response.json()) as ScenarioReport & { crashed?: unknown };
     if (report.crashed) throw new Error(`the scenario threw in workerd: ${JSON.stringify(report.crashed)}\n${stderr}`);
-    return report;
+    // A worker knows no version of its runtime; this is the npm package's that served it.
+    const { version } = JSON.parse(await readFile(join(ROOT, 'node_modules/workerd/package.json'), 'utf8')) as { version: string };
+    return { ...report, runtime: `${report.runtime} ${version}` };
   } finally {
     child.kill('SIGKILL');
   }
 }
 
-/** Opens a page with `browser.js` in Chromium or Firefox and runs the scenario in it. */
-export async function runInBrowser(consumer: Consumer, name: BrowserName, config: ScenarioConfig): Promise<ScenarioReport> {
-  const site = await serveStatic({
+/** A page that loads the bundled scenario (`browser.js`), on a static server of its own. */
+async function scenarioSite(consumer: Consumer) {
+  return serveStatic({
     '/': { type: 'text/html; charset=utf-8', body: '<!doctype html><title>scenario</title><script type="module" src="/browser.js"></script>' },
     '/browser.js': { type: 'text/javascript; charset=utf-8', body: await readFile(join(consumer.dir, 'browser.js')) },
   });
+}
+
+/** Opens a page with `browser.js` in Chromium or Firefox and runs the scenario in it. */
+export async function runInBrowser(consumer: Consumer, name: BrowserName, config: ScenarioConfig): Promise<ScenarioReport> {
+  const site = await scenarioSite(consumer);
   const browser = await launch(name);
   try {
     const page = await browser.newPage();
@@ -122,6 +133,65 @@ export async function runInBrowser(consumer: Consumer, name: BrowserName, config
     return { ...report, runtime: browser.version };
   } finally {
     await browser.close();
+    await site.close();
+  }
+}
+
+/** Waits until `ready()` holds, up to `attempts` times 100 ms; `failed()` says why to stop early. */
+async function poll(ready: () => Promise<boolean>, failed: () => string | undefined, attempts = 100): Promise<void> {
+  for (let attempt = 0; !(await ready()); attempt++) {
+    const reason = failed() ?? (attempt === attempts ? 'it did not start in time' : undefined);
+    if (reason) throw new Error(reason);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Runs the scenario page in WebKit: Debian's WebKitWebDriver drives WebKitGTK's MiniBrowser over
+ * W3C WebDriver (plain HTTP, no client library), on a private Xvfb display, since WebKitGTK
+ * cannot run without a display.
+ */
+export async function runInWebKit(consumer: Consumer, config: ScenarioConfig): Promise<ScenarioReport> {
+  const children: ReturnType<typeof spawn>[] = [];
+  const site = await scenarioSite(consumer);
+  try {
+    // Xvfb picks a free display and writes its number to fd 3.
+    const xvfb = spawn(programPath(PROGRAMS.xvfb), ['-displayfd', '3', '-nolisten', 'tcp', '-screen', '0', '1280x800x24'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+    children.push(xvfb);
+    let display = '';
+    xvfb.stdio[3]!.on('data', (chunk: Buffer) => (display += chunk));
+    await poll(async () => /\d+\n/.test(display), () => (xvfb.exitCode === null ? undefined : `Xvfb exited with ${xvfb.exitCode}`));
+
+    const port = await freePort();
+    let log = '';
+    const driver = spawn(programPath(PROGRAMS.webkit), [`--port=${port}`, '--host=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DISPLAY: `:${display.trim()}` } });
+    children.push(driver);
+    driver.stdout!.on('data', (chunk) => (log += chunk));
+    driver.stderr!.on('data', (chunk) => (log += chunk));
+    const base = `http://127.0.0.1:${port}`;
+    const webdriver = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      const response = await fetch(`${base}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const { value } = (await response.json()) as { value: T & { error?: string; message?: string } };
+      if (!response.ok) throw new Error(`WebKitWebDriver ${method} ${path}: ${value.error}: ${value.message}\n${log}`);
+      return value;
+    };
+    await poll(() => fetch(`${base}/status`).then((response) => response.ok, () => false), () => (driver.exitCode === null ? undefined : `WebKitWebDriver exited:\n${log}`));
+
+    const session = await webdriver<{ sessionId: string; capabilities: { browserVersion: string } }>('POST', '/session', { capabilities: { alwaysMatch: { timeouts: { script: 60_000 } } } });
+    try {
+      const at = `/session/${session.sessionId}`;
+      await webdriver('POST', `${at}/url`, { url: `${site.origin}/` });
+      const report = await webdriver<ScenarioReport & { crashed?: string }>('POST', `${at}/execute/async`, {
+        script: 'const [config, done] = arguments; runScenario(config).then(done, (error) => done({ crashed: String(error && error.stack || error) }));',
+        args: [config],
+      });
+      if (report.crashed) throw new Error(`the scenario threw in WebKit: ${report.crashed}`);
+      return { ...report, runtime: `webkit/${session.capabilities.browserVersion}` };
+    } finally {
+      await webdriver('DELETE', `/session/${session.sessionId}`).catch(() => undefined);
+    }
+  } finally {
+    for (const child of children.reverse()) child.kill('SIGKILL');
     await site.close();
   }
 }

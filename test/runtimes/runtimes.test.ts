@@ -1,11 +1,12 @@
 // The runtime matrix: the packed package's client and reference server, installed into a fresh
-// project, run the same scenario (scenario.ts) in Node 22 and 24, Bun, Deno, workerd, Chromium
-// and Firefox, in-process (`fetch: server.fetch`) and against real HTTP reference servers this
+// project, run the same scenario (scenario.ts) in Node 22 and 24, Bun, Deno, workerd, Chromium,
+// Firefox and WebKit, in-process (`fetch: server.fetch`) and against real HTTP reference servers this
 // test starts in Node from the same tarball. Each runtime reports JSON; the assertions are here.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConsumer, type Consumer } from '../support/consumer.js';
-import { BUN, DENO, DENO_FLAGS, NODE_24, node22, runCli, runInBrowser, runWorkerd, writeEntries } from './runners.js';
+import { createConsumer, ROOT, type Consumer } from '../support/consumer.js';
+import { BUN, DENO, DENO_FLAGS, NODE_22_VERSION, NODE_24, node22, runCli, runInBrowser, runInWebKit, runWorkerd, writeEntries } from './runners.js';
 import { SCENARIO, type ErrorReport, type ModeReport, type ScenarioConfig, type ScenarioReport } from './scenario.js';
 
 type NodeAdapter = typeof import('@animal-store/sdk/node');
@@ -36,16 +37,23 @@ afterAll(async () => {
 const scenario = (command: () => Promise<string> | string, flags: string[] = []) => async () =>
   runCli<ScenarioReport>(consumer, await command(), flags, { run: 'scenario', config });
 
-/** Each runtime, how it names itself, and how it runs the scenario. */
-const RUNTIMES: [string, RegExp, () => Promise<ScenarioReport>][] = [
-  ['Node 22', /^node 22\./, scenario(node22)],
-  ['Node 24', /^node 24\./, scenario(() => NODE_24)],
-  ['Bun', /^bun 1\./, scenario(() => BUN)],
-  ['Deno', /^deno 2\./, scenario(() => DENO, ['run', ...DENO_FLAGS])],
-  ['workerd', /^workerd$/, () => runWorkerd(consumer, config)],
-  ['Chromium', /^chromium\//i, () => runInBrowser(consumer, 'chromium', config)],
-  ['Firefox', /^firefox\//i, () => runInBrowser(consumer, 'firefox', config)],
+/**
+ * Each runtime: how it names itself (the version captured as the README's table shows it), its
+ * row in that table, and how it runs the scenario.
+ */
+const RUNTIMES: [string, RegExp, string, () => Promise<ScenarioReport>][] = [
+  ['Node 22', new RegExp(`^node (${NODE_22_VERSION.replaceAll('.', '\\.')})$`), 'Node.js', scenario(node22)],
+  ['Node 24', /^node (24\.\d+\.\d+)$/, 'Node.js', scenario(() => NODE_24)],
+  ['Bun', /^bun (1\.\d+\.\d+)$/, 'Bun', scenario(() => BUN)],
+  ['Deno', /^deno (2\.\d+\.\d+)$/, 'Deno', scenario(() => DENO, ['run', ...DENO_FLAGS])],
+  ['workerd', /^workerd (1\.\d+\.\d+)$/, 'workerd (Cloudflare Workers)', () => runWorkerd(consumer, config)],
+  // Debian updates its browsers within a major version; the README names the major.
+  ['Chromium', /^chromium\/(\d+)\./, 'Chromium', () => runInBrowser(consumer, 'chromium', config)],
+  ['Firefox', /^firefox\/(\d+\.\d+)\./, 'Firefox ESR', () => runInBrowser(consumer, 'firefox', config)],
+  ['WebKit', /^webkit\/(2\.\d+)\./, "WebKit (WebKitGTK's MiniBrowser)", () => runInWebKit(consumer, config)],
 ];
+
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 const MODES = [
   ['in-process', 'inProcess'],
@@ -57,7 +65,7 @@ const error = (outcome: unknown): ErrorReport => {
   return outcome as ErrorReport;
 };
 
-describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, runScenario) => {
+describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, readmeRow, runScenario) => {
   let report: ScenarioReport;
 
   beforeAll(async () => {
@@ -67,8 +75,10 @@ describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, runScenario
     report = await runScenario();
   }, 120_000);
 
-  it('ran in that runtime', () => {
+  it('ran in that runtime, the version the README names', () => {
     expect(report.runtime).toMatch(runtime);
+    const row = README.split('\n').find((line) => line.startsWith(`| ${readmeRow} |`));
+    expect(row, `README's Runtime support row for ${readmeRow}`).toContain(report.runtime.match(runtime)![1]);
   });
 
   describe.each(MODES)('%s', (_mode, key) => {
@@ -117,6 +127,6 @@ describe('the packed package in Deno, without permissions', () => {
     const flags = ['run', '--allow-env', '--node-modules-dir=manual', '--no-prompt'];
     const outcome = await runCli<{ error: ErrorReport | 'resolved'; attempts: number }>(consumer, DENO, flags, { run: 'denied-network', baseUrl: api.url });
     expect(outcome.attempts).toBe(1);
-    expect(error(outcome.error)).toMatchObject({ petStoreError: true, message: expect.stringMatching(/--allow-net/) });
+    expect(error(outcome.error)).toMatchObject({ name: 'ConnectionError', petStoreError: true, message: expect.stringMatching(/--allow-net/) });
   });
 });
