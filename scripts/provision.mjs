@@ -10,11 +10,15 @@
  * `--dry-run` (or PROVISION_DRY_RUN=1) changes nothing: it says what it would install and lets
  * apt-get simulate it (`apt-get install --dry-run`). In this mode a variable pointing at a
  * missing path counts as the package being absent, so a machine that has the programs can
- * preview what a fresh one would do: `CHROMIUM_PATH=/nowhere node scripts/provision.mjs --dry-run`.
+ * preview what a fresh one would do: `CHROMIUM_PATH=/nowhere npm run provision -- --dry-run`. Run it
+ * through npm (`npm run provision`), so it runs under the pinned Node 24, which reads the .ts table.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { PROGRAMS, programPath } from '../test/support/programs.ts';
+
+/** `a, b and c`. */
+const list = (items) => [...new Set(items)].join(', ').replace(/, ([^,]*)$/, ' and $1');
 
 const dryRun = process.argv.includes('--dry-run') || process.env.PROVISION_DRY_RUN === '1';
 const missing = Object.values(PROGRAMS).filter((program) => !existsSync(programPath(program)));
@@ -44,7 +48,7 @@ if (!canInstall && !dryRun) {
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 const steps = [['update', '-qq'], ['install', '-y', '-qq', ...packages]];
 if (dryRun) {
-  console.log(`npm test would install ${packages.join(', ')} for ${[...new Set(missing.map((p) => p.usedBy))].join(' and ')}:`);
+  console.log(`npm test would install ${packages.join(', ')} for ${list(missing.map((p) => p.usedBy))}:`);
   for (const args of steps) console.log(`  apt-get ${args.join(' ')}`);
   console.log('apt-get install --dry-run says:');
   const simulated = spawnSync('apt-get', ['install', '-y', '--dry-run', ...packages], { env, encoding: 'utf8' });
@@ -53,10 +57,12 @@ if (dryRun) {
   process.exit(simulated.status ?? 1);
 }
 
-console.log(`npm test: installing ${packages.join(', ')} from Debian for ${[...new Set(missing.map((p) => p.usedBy))].join(' and ')} (once per machine)...`);
+console.log(`npm test: installing ${packages.join(', ')} from Debian for ${list(missing.map((p) => p.usedBy))} (once per machine)...`);
 for (const args of steps) {
-  const result = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // apt's chatter (debconf notes and the like) is shown only when a step fails.
+  const result = spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   if (result.status !== 0) {
+    process.stderr.write(result.stderr ?? '');
     console.error(`npm test: apt-get ${args[0]} failed (exit ${result.status}); install ${packages.join(' ')} by hand, or set ${variables.join(', ')} to the binaries.`);
     process.exit(1);
   }

@@ -19,9 +19,9 @@ export interface Program {
 export const PROGRAMS = {
   chromium: { name: 'Chromium', usedBy: 'the browser tests', variable: 'CHROMIUM_PATH', debianPath: '/usr/bin/chromium', apt: 'chromium' },
   firefox: { name: 'Firefox', usedBy: 'the browser tests', variable: 'FIREFOX_PATH', debianPath: '/usr/bin/firefox-esr', apt: 'firefox-esr' },
-  webkit: { name: 'WebKitWebDriver', usedBy: 'the runtime matrix (WebKit)', variable: 'WEBKIT_DRIVER', debianPath: '/usr/bin/WebKitWebDriver', apt: 'webkit2gtk-driver' },
+  webkit: { name: 'WebKitWebDriver', usedBy: 'WebKit in the runtime matrix', variable: 'WEBKIT_DRIVER', debianPath: '/usr/bin/WebKitWebDriver', apt: 'webkit2gtk-driver' },
   // WebKitGTK has no headless mode: it draws on a virtual X display.
-  xvfb: { name: 'Xvfb', usedBy: 'the runtime matrix (WebKit)', variable: 'XVFB_PATH', debianPath: '/usr/bin/Xvfb', apt: 'xvfb' },
+  xvfb: { name: 'Xvfb', usedBy: 'WebKit in the runtime matrix', variable: 'XVFB_PATH', debianPath: '/usr/bin/Xvfb', apt: 'xvfb' },
   redis: { name: 'redis-server', usedBy: 'the Redis tests', variable: 'REDIS_SERVER', debianPath: '/usr/bin/redis-server', apt: 'redis-server' },
 } satisfies Record<string, Program>;
 
