@@ -85,44 +85,59 @@ const REJOIN_AFTER_MS = 1_000;
 // process converts the shared times to its own clock.
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
+// A command the client gave up on (Redis was slow, or down and node-redis queued it until it came
+// back) may still run. Scripts get a deadline on Redis' clock and do nothing past it: a late
+// acquire would hold a slot nobody releases until its lease ends, and a late observation, its
+// reset counted from when it ran, would pass for a newer window with an old, higher remaining.
+const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0 and now > tonumber(${deadline}) then return ${answer} end`;
+
+/** The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,now`, on Redis' clock. */
+const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. now`;
+
 /**
- * KEYS: state, slots. ARGV: throttle (0/1), leaseMs, slot id, channel.
- * Returns { kind, waitMs, banned, now }: kind 0 granted, 1 blocked, 2 spent, 3 busy.
+ * KEYS: state, slots. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none).
+ * Returns { kind, waitMs, banned, state }: kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
 const ACQUIRE = `${NOW}
+${LATE('ARGV[4]', "{4, 0, 0, ''}")}
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local s = redis.call('HMGET', KEYS[1], 'announced', 'remaining', 'resetAt', 'blockedUntil', 'banned')
+local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned')
 local announced = tonumber(s[1]) or 0
-local remaining = tonumber(s[2]) or 0
-local resetAt = tonumber(s[3]) or 0
-local blockedUntil = tonumber(s[4]) or 0
+local limit = tonumber(s[2]) or 0
+local remaining = tonumber(s[3]) or 0
+local resetAt = tonumber(s[4]) or 0
+local blockedUntil = tonumber(s[5]) or 0
+local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
-if blockedUntil > now then return {1, blockedUntil - now, tonumber(s[5]) or 0, now} end
+if blockedUntil > now then return {1, blockedUntil - now, tonumber(s[6]) or 0, state} end
 if ARGV[1] == '1' and announced ~= 2 then
   local busy = false
   if announced == 0 or resetAt <= now then
     busy = inFlight > 0
   elseif remaining - inFlight <= 0 then
-    if inFlight == 0 then return {2, resetAt - now, 0, now} end
+    if inFlight == 0 then return {2, resetAt - now, 0, state} end
     busy = true
   end
   if busy then
     local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-    return {3, tonumber(first[2]) - now, 0, now}
+    return {3, tonumber(first[2]) - now, 0, state}
   end
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) + 1000)
-return {0, 0, 0, now}`;
+-- The set lives as long as its longest lease: a shorter lease must not cut the others short.
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[2], tonumber(last[2]) + 1000)
+return {0, 0, 0, state}`;
 
 /** KEYS: slots. ARGV: slot id, channel. */
 const RELEASE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], 'released') return 1`;
 
 /**
  * KEYS: state. ARGV: hasBudget, limit, remaining, resetInMs, blockForMs (-1: none), banned,
- * channel, ttl. Publishes and returns { limit, remaining, resetAt, blockedUntil, now }.
+ * channel, ttl, deadline (0: none). Publishes and returns the state (empty when late).
  */
 const OBSERVE = `${NOW}
+${LATE('ARGV[9]', "''")}
 local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil')
 local limit = tonumber(s[1]) or 0
 local remaining = tonumber(s[2]) or 0
@@ -145,7 +160,7 @@ if blockFor >= 0 and now + blockFor >= blockedUntil then
   redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'banned', ARGV[6])
 end
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[8]))
-local state = limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. now
+local state = ${STATE}
 redis.call('PUBLISH', ARGV[7], state)
 return state`;
 
@@ -165,10 +180,11 @@ function script(redis: RedisClient, source: string) {
   };
 }
 
-/** Rejects after `ms`, or when `signal` aborts: no decision waits on Redis longer. */
+/** Rejects after `ms` (never for `Infinity`), or when `signal` aborts: no decision waits on Redis longer. */
 function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = Number.isFinite(ms) ? setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms) : undefined;
     const onAbort = () => reject(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(resolve, reject).finally(() => {
@@ -263,6 +279,14 @@ class Shared implements RateLimitCoordinator {
   /** When Redis last failed (this machine's clock), or 0 while it answers. */
   #failedAt = 0;
   #subscribed: Promise<void> | undefined;
+  /** This machine's clock minus Redis', measured from replies; `undefined` before any. */
+  #offset: number | undefined;
+  /** Counts the messages received (states, released slots): a refusal is current while it is unchanged. */
+  #generation = 0;
+  /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
+  #flight: Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> | undefined;
+  /** The releases of the slots the fallback granted that are still held. */
+  readonly #fallbackHeld = new Set<() => void>();
 
   constructor(
     key: string,
@@ -287,29 +311,82 @@ class Shared implements RateLimitCoordinator {
   };
 
   async acquire(request: AcquireRequest): Promise<AcquireDecision> {
-    const redis = await this.#redis(request.signal);
-    if (!redis) return this.#fallback.acquire(request);
+    for (;;) {
+      const redis = await this.#redis(request.signal);
+      if (!redis) return this.#fallbackAcquire(request);
+      // One decision on Redis at a time per process and key. When a change wakes every waiter of
+      // this process, they would otherwise all ask at once (hundreds of scripts for one released
+      // slot, which slowed Redis past the timeout in the storm); instead they queue, and a
+      // refusal that nothing has changed since is everyone's answer.
+      const flight = this.#flight;
+      if (!flight) break;
+      const since = this.#generation;
+      // The flight's owner may abort; then this waiter asks for itself.
+      const answer = await bounded(flight, Infinity, request.signal).catch((error: unknown) => {
+        request.signal?.throwIfAborted();
+        return { throttle: request.throttle, decision: undefined, error };
+      });
+      if (answer.decision && answer.decision.kind !== 'granted' && answer.throttle === request.throttle && this.#generation === since) {
+        return answer.decision;
+      }
+    }
+    const flight = this.#ask(request);
+    this.#flight = flight;
+    try {
+      const { decision } = await flight;
+      return decision ?? this.#fallbackAcquire(request);
+    } finally {
+      if (this.#flight === flight) this.#flight = undefined;
+    }
+  }
+
+  /** One decision on Redis; no decision when Redis failed (the caller falls back). Never rejects but with an abort. */
+  async #ask(request: AcquireRequest): Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> {
+    const { throttle } = request;
+    const since = this.#generation;
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
     const { state, slots, channel } = this.#keys;
+    const release = () => void this.run.release([slots], [slot, channel]).catch(() => {});
     try {
-      const [kind, waitMs, banned] = (await bounded(
-        this.run.acquire([state, slots], [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, channel]),
+      const [kind, waitMs, banned, shared] = (await bounded(
+        this.run.acquire([state, slots], [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, this.#deadline()]),
         this.timeoutMs,
         request.signal,
-      )) as number[];
-      if (kind === 0) {
-        return {
-          kind: 'granted',
-          release: () => void this.run.release([slots], [slot, channel]).catch(() => {}),
-        };
-      }
+      )) as [number, number, number, string];
+      if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+      this.#adopt(shared);
+      if (kind === 0) return { throttle, decision: { kind: 'granted', release } };
       const wait = Math.max(0, waitMs ?? 0);
-      return kind === 1 ? { kind: 'blocked', waitMs: wait, banned: banned === 1 } : { kind: kind === 2 ? 'spent' : 'busy', waitMs: wait };
+      if (kind === 1) return { throttle, decision: { kind: 'blocked', waitMs: wait, banned: banned === 1 } };
+      if (kind === 2) return { throttle, decision: { kind: 'spent', waitMs: wait } };
+      // A slot released or a response observed while the script ran: its "busy" may be out of
+      // date, and that change's wake-up has already passed, so ask again at once.
+      return { throttle, decision: { kind: 'busy', waitMs: this.#generation === since ? wait : 0 } };
     } catch (error) {
+      // Given up on, the script may still run before its deadline: the slot it would take is
+      // given back by the next command on the same connection.
+      release();
       request.signal?.throwIfAborted();
       this.#fail(error);
-      return this.#fallback.acquire(request);
+      return { throttle, decision: undefined };
     }
+  }
+
+  /**
+   * The in-process fallback while Redis fails. It cannot see what other processes send, so with
+   * `throttle` it keeps one request in flight: a budget it learned before the fall is shared with
+   * processes that may be spending it, and sending it all at once ends in a burst of 429s.
+   */
+  #fallbackAcquire(request: AcquireRequest): AcquireDecision {
+    if (request.throttle && this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
+    const decision = this.#fallback.acquire(request) as AcquireDecision;
+    if (decision.kind !== 'granted') return decision;
+    const release = () => {
+      this.#fallbackHeld.delete(release);
+      decision.release();
+    };
+    this.#fallbackHeld.add(release);
+    return { kind: 'granted', release };
   }
 
   async observe(observation: RateLimitObservation): Promise<void> {
@@ -331,10 +408,12 @@ class Shared implements RateLimitCoordinator {
             banned ? '1' : '0',
             this.#keys.channel,
             String(STATE_TTL_MS),
+            this.#deadline(),
           ],
         ),
         this.timeoutMs,
       )) as string;
+      if (state === '') throw new Error(`Redis ran the observation more than ${this.timeoutMs} ms late`);
       this.#receive(state);
     } catch (error) {
       this.#fail(error);
@@ -374,12 +453,30 @@ class Shared implements RateLimitCoordinator {
     this.#failedAt = Date.now();
   }
 
-  /** A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,now` on Redis' clock. */
+  /**
+   * The Redis time past which a command sent now is late: a decision the client has given up on
+   * by then. Twice the timeout, since the offset is measured from replies and runs a little early.
+   */
+  #deadline(): string {
+    return this.#offset === undefined ? '0' : String(Math.round(Date.now() - this.#offset + 2 * this.timeoutMs));
+  }
+
+  /** A message on the channel: a new state or a released slot; waiters ask again. */
   #receive(message: string): void {
+    this.#generation++;
+    this.#adopt(message);
+    this.#changes.fire();
+  }
+
+  /** A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,now` on Redis' clock. */
+  #adopt(message: string): void {
     const numbers = message.split(',').map(Number);
     if (numbers.length === 5 && numbers.every(Number.isFinite)) {
       const [limit, remaining, resetAt, blockedUntil, redisNow] = numbers as [number, number, number, number, number];
-      const offset = Date.now() - redisNow;
+      const measured = Date.now() - redisNow;
+      // Each measure is late by the reply's trip and the event loop's lag, never early: keep the
+      // smallest, let it rise by a millisecond a reply so it follows this machine's clock if it steps.
+      const offset = (this.#offset = this.#offset === undefined ? measured : Math.min(measured, this.#offset + 1));
       if (resetAt > 0) {
         const current = this.#snapshot;
         const local = { resetAt: resetAt + offset, blockedUntil: blockedUntil > redisNow ? blockedUntil + offset : undefined };
@@ -401,7 +498,6 @@ class Shared implements RateLimitCoordinator {
         }
       }
     }
-    this.#changes.fire();
   }
 
   #publish(state: RateLimitState | undefined): void {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
-import { createRedisCoordinator } from '@animal-store/sdk/redis';
+import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
 import { createReferenceServer, type ReferenceServer } from '@animal-store/sdk/server';
 import { connect, startRedis, type RedisProcess } from './support.js';
 
@@ -30,6 +30,13 @@ async function processOf(server: ReferenceServer, prefix: string, options: Clien
 }
 
 const fresh = () => `test${++prefixes}`;
+const SCOPE = { apiKey: KEY, baseUrl: `${BASE_URL}/` };
+/** A "process" seen from below the client: its own Redis connection and the coordinator bound to the key. */
+async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOptions> = {}) {
+  const connection = await connect(redis.url);
+  connections.push(connection);
+  return { connection, coordinator: createRedisCoordinator({ redis: connection, prefix, ...options }).bind(SCOPE) };
+}
 const until = async (check: () => boolean, ms = 3_000) => {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
   return check();
@@ -69,11 +76,22 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(b.rateLimit.getSnapshot()).toMatchObject({ limit: 300, remaining: 298 });
   });
 
+  it('a process that starts later shows the shared state from its first decision, before any response of its own', async () => {
+    const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
+    const prefix = fresh();
+    const a = await processOf(server, prefix);
+    await a.listPets();
+    const { coordinator: late } = await coordinatorOf(prefix);
+    expect(late.getSnapshot()).toBeUndefined();
+    const decision = await late.acquire({ throttle: true, leaseMs: 1_000 });
+    (decision as { release: () => void }).release();
+    expect(late.getSnapshot()).toMatchObject({ limit: 300, remaining: 299 });
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
-    const scope = { apiKey: KEY, baseUrl: `${BASE_URL}/` };
-    const dead = createRedisCoordinator({ redis: await connect(redis.url), prefix }).bind(scope);
-    const alive = createRedisCoordinator({ redis: await connect(redis.url), prefix }).bind(scope);
+    const { coordinator: dead } = await coordinatorOf(prefix);
+    const { coordinator: alive } = await coordinatorOf(prefix);
     // Before any response one request probes; the dead process holds that slot and never gives it back.
     expect(await dead.acquire({ throttle: true, leaseMs: 300 })).toMatchObject({ kind: 'granted' });
     const waiting = await alive.acquire({ throttle: true, leaseMs: 300 });
@@ -83,10 +101,22 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await alive.acquire({ throttle: true, leaseMs: 300 })).toMatchObject({ kind: 'granted' });
   });
 
+  it('a slot taken with a short lease does not shorten the life of slots with longer ones', async () => {
+    const prefix = fresh();
+    const { coordinator: long } = await coordinatorOf(prefix);
+    const { coordinator: short } = await coordinatorOf(prefix);
+    expect(await long.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    expect(await short.acquire({ throttle: false, leaseMs: 100 })).toMatchObject({ kind: 'granted' });
+    const inspector = await connect(redis.url);
+    const [slots] = await inspector.keys(`${prefix}:*:slots`);
+    expect(await inspector.pTTL(slots!)).toBeGreaterThan(55_000);
+    inspector.destroy();
+  });
+
   it('a waiter wakes when another process releases its slot (pub/sub), long before the lease ends', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
     const prefix = fresh();
-    const holder = createRedisCoordinator({ redis: await connect(redis.url), prefix }).bind({ apiKey: KEY, baseUrl: `${BASE_URL}/` });
+    const { coordinator: holder } = await coordinatorOf(prefix);
     const b = await processOf(server, prefix);
     const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
     expect(held.kind).toBe('granted');
@@ -96,6 +126,82 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (held as { release: () => void }).release();
     expect(await until(() => done, 5_000)).toBe(true);
     await call;
+  });
+
+  it('Redis slow: an acquire given up on (the client fell back) holds no slot when Redis runs it late', async () => {
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
+    const { coordinator: other } = await coordinatorOf(prefix);
+    const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
+    (warm as { release: () => void }).release();
+    // Redis holds every command for 1.5 s: the acquire times out, and the client sends through
+    // its in-process fallback (and gives that slot back) long before Redis runs the script.
+    const inspector = await connect(redis.url);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    const fallen = await slow.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(fallen.kind).toBe('granted');
+    (fallen as { release: () => void }).release();
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    await connection.ping(); // answered after everything the slow process sent before it
+    // Nobody holds a slot: the next process probes at once instead of waiting out a 60 s lease.
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    inspector.destroy();
+  });
+
+  it('Redis slow: observations it runs late are dropped, so an old budget never replaces a newer one', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: () => {} });
+    const { coordinator: other } = await coordinatorOf(prefix);
+    const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
+    (warm as { release: () => void }).release();
+    const inspector = await connect(redis.url);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '2500', 'ALL']);
+    // Two answers of one window, the newer with 10 left; Redis runs both after the pause, when
+    // the older one's reset, counted from then, looks like a later window's.
+    await slow.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await slow.observe({ status: 200, budget: { limit: 60, remaining: 10, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
+    await connection.ping();
+    let granted = 0;
+    for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
+    expect(granted).toBeLessThanOrEqual(10);
+    inspector.destroy();
+  });
+
+  it('the waiters of one process ask Redis one at a time, and share a refusal nothing has changed since', async () => {
+    const prefix = fresh();
+    const { coordinator: holder } = await coordinatorOf(prefix);
+    const { coordinator: waiting } = await coordinatorOf(prefix);
+    expect(await holder.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const scripts = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await inspector.info('commandstats'))?.[1] ?? 0);
+    const before = await scripts();
+    // 50 calls of one process wait for the probe another process holds (as 50 waiters woken at once do).
+    const decisions = await Promise.all(Array.from({ length: 50 }, () => waiting.acquire({ throttle: true, leaseMs: 60_000 })));
+    expect(decisions.map((d) => d.kind)).toEqual(Array(50).fill('busy'));
+    expect((await scripts()) - before).toBeLessThanOrEqual(2);
+  });
+
+  it('Redis slow or down: a process that knew the shared budget sends one request at a time until Redis is back', async () => {
+    const prefix = fresh();
+    const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
+    // 50 left in the shared window: other processes may be spending them, so the fallback must not.
+    await coordinator.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const kinds: string[] = [];
+    const held: (() => void)[] = [];
+    for (let i = 0; i < 5; i++) {
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      kinds.push(decision.kind);
+      if (decision.kind === 'granted') held.push(decision.release);
+    }
+    expect(kinds).toEqual(['granted', 'busy', 'busy', 'busy', 'busy']);
+    held.forEach((release) => release());
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    await inspector.ping();
   });
 
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
