@@ -136,7 +136,7 @@ if ARGV[1] == '1' then
     limit = tonumber(ARGV[2]) remaining = math.min(remaining, tonumber(ARGV[3]))
   end
   redis.call('HSET', KEYS[1], 'announced', 1, 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
-else
+elseif resetAt <= now then
   redis.call('HSET', KEYS[1], 'announced', 2)
 end
 local blockFor = tonumber(ARGV[5])

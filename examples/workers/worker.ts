@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
 
-const { BASE_URL, API_KEY, REDIS_URL, CALLS = '100', TIMEOUT = '5000', START_AT } = process.env;
+const { BASE_URL, API_KEY, REDIS_URL, CALLS = '100', TIMEOUT = '5000', BARRIER } = process.env;
 
 const redis = REDIS_URL ? createClient({ url: REDIS_URL, socket: { reconnectStrategy: () => 200 } }).on('error', () => {}) : undefined;
 // Redis may be down when the worker starts: wait for it a little, then work anyway (the
@@ -23,8 +23,13 @@ const options: ClientOptions = {
 };
 const client = new PetStoreClient(options);
 
-// Workers started together begin together, as a fleet scaled out at once does.
-if (START_AT) await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(START_AT) - Date.now())));
+// Started by main.ts, workers begin together, as a fleet scaled out at once does: each says it is
+// ready, and waits for the word to go.
+if (BARRIER) {
+  console.log('ready');
+  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+  process.stdin.destroy();
+}
 const results = await Promise.allSettled(Array.from({ length: Number(CALLS) }, () => client.listPets({ limit: 1 })));
 const count = (name: string) => results.filter((r) => r.status === 'rejected' && (r.reason as Error).name === name).length;
 console.log(

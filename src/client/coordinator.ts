@@ -117,7 +117,8 @@ export interface RateLimitObservation {
  * - after an observation with `blockForMs`, no slot is granted before it ends (`blocked`);
  * - with `throttle`, the slots in flight never exceed the announced `remaining` (`spent` or `busy`);
  * - before any response, one request at a time probes the unknown budget (`busy`);
- * - after a response without a budget, the throttle steps aside (only `blocked` still applies).
+ * - after a response without a budget, once no announced window is running, the throttle steps
+ *   aside (only `blocked` still applies).
  */
 export interface RateLimitCoordinator extends RateLimitStore {
   /**

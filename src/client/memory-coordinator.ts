@@ -103,7 +103,9 @@ class MemoryCoordinator implements RateLimitCoordinator {
         this.#limit = budget.limit;
         this.#remaining = Math.min(this.#remaining, budget.remaining);
       }
-    } else {
+    } else if (this.#announced !== Announced.Yes || this.#resetAt <= now) {
+      // No budget on this answer (a proxy's 502, stripped headers): the throttle steps aside, but
+      // not while a window the service announced is still running.
       this.#announced = Announced.No;
     }
     if (blockForMs !== undefined && now + blockForMs >= this.#blockedUntil) {

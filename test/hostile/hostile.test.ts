@@ -289,6 +289,28 @@ describe('an unannounced budget is not a budget of one', () => {
     expect(Math.min(...arrivals.slice(2))).toBeGreaterThanOrEqual(arrivals[1]! + 3_000);
   });
 
+  it('one answer without rate-limit headers (a proxy\'s 502) inside a spent window does not make the throttle forget the budget', async () => {
+    let late: (() => void) | undefined;
+    const { arrivals } = await serve((n, now) => {
+      if (n === 0) return { status: 200, headers: budget(60, 2, now + 30_000) };
+      if (n === 1) return { status: 200, headers: budget(60, 0, now + 30_000) };
+      // The proxy in front of the API answers this one itself, without the API's headers.
+      if (n === 2) return (res) => void (late = () => res.writeHead(502, { 'Content-Type': 'text/plain' }).end('Bad Gateway'));
+      return { status: 200, headers: budget(60, 59, now + 30_000) };
+    });
+    const c = client();
+    expect(await drive(c.listPets())).toEqual([]);
+    const spending = Promise.allSettled([c.listPets(undefined, { maxRetries: 0 }), c.listPets(undefined, { maxRetries: 0 })]);
+    await until(() => late !== undefined, 'both requests sent');
+    await realSleep(30);
+    late!();
+    await drive(spending);
+    expect(c.rateLimit.getSnapshot()).toMatchObject({ remaining: 0 });
+    // The server said nothing is left until 00:00:41; a call sent before then is a 429 (a strike).
+    expect(await drive(c.listPets())).toEqual([]);
+    expect(arrivals[3]).toBeGreaterThanOrEqual(Math.ceil((arrivals[1]! + 30_000) / 1000) * 1000);
+  });
+
   it('the IETF draft\'s RateLimit header is read: remaining 0 with t=3 holds the next call 3 s, with the quota from RateLimit-Policy', async () => {
     const { arrivals } = await serve((n) => ({ status: 200, headers: { RateLimit: `"default";r=${n === 0 ? 0 : 9};t=3`, 'RateLimit-Policy': '"default";q=10;w=60' } }));
     const c = client();

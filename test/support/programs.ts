@@ -23,6 +23,7 @@ export const PROGRAMS = {
   // WebKitGTK has no headless mode: it draws on a virtual X display.
   xvfb: { name: 'Xvfb', usedBy: 'WebKit in the runtime matrix', variable: 'XVFB_PATH', debianPath: '/usr/bin/Xvfb', apt: 'xvfb' },
   redis: { name: 'redis-server', usedBy: 'the Redis tests', variable: 'REDIS_SERVER', debianPath: '/usr/bin/redis-server', apt: 'redis-server' },
+  python: { name: 'Python 3', usedBy: 'the Python suite against the CLI', variable: 'PYTHON3', debianPath: '/usr/bin/python3', apt: 'python3' },
 } satisfies Record<string, Program>;
 
 /** Where the tests find a program: its variable's value if set, else its Debian path. */
