@@ -7,8 +7,9 @@
  * which variables point the tests at it, and the tests do not run: none is ever skipped for want
  * of a program.
  *
- * `--dry-run` (or PROVISION_DRY_RUN=1) changes nothing: it says what it would install and lets
- * apt-get simulate it (`apt-get install --dry-run`). In this mode a variable pointing at a
+ * `--dry-run` (or PROVISION_DRY_RUN=1) changes nothing: it says what it would install, lets
+ * apt-get simulate it (`apt-get install --dry-run`), and exits 1 when anything is missing (0 when
+ * nothing is), so `npm test` stops there. In this mode a variable pointing at a
  * missing path counts as the package being absent, so a machine that has the programs can
  * preview what a fresh one would do: `CHROMIUM_PATH=/nowhere npm run provision -- --dry-run`. Run it
  * through npm (`npm run provision`), so it runs under the pinned Node 24, which reads the .ts table.
@@ -54,7 +55,8 @@ if (dryRun) {
   const simulated = spawnSync('apt-get', ['install', '-y', '--dry-run', ...packages], { env, encoding: 'utf8' });
   process.stdout.write(simulated.stdout.split('\n').filter((line) => /^(Inst|Conf|E:)|newly installed/.test(line)).join('\n') + '\n');
   process.stderr.write(simulated.stderr);
-  process.exit(simulated.status ?? 1);
+  // Nothing was installed, so the tests cannot run: fail, as `npm test` must stop here.
+  process.exit(1);
 }
 
 console.log(`npm test: installing ${packages.join(', ')} from Debian for ${list(missing.map((p) => p.usedBy))} (once per machine)...`);
