@@ -4,10 +4,12 @@
  * pointing any client at it.
  */
 import { parseArgs } from 'node:util';
-import { startReferenceServer, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
-import { DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
+import { startReferenceServer, type BanEvent, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
+import { DEFAULTS, DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
-import type { RateLimitHeaders } from './server/http.js';
+import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
+
+const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
 
 const HELP = `Usage: petstore-server [options]
 
@@ -16,17 +18,20 @@ Runs the Animal Store reference server (in memory) over HTTP.
 Options:
   --port N                 Port to listen on; 0 picks a free one (default 4010)
   --host HOST              Interface to listen on (default 127.0.0.1)
-  --key KEY[:PLAN]         Accept this API key; PLAN is free, pro or business (default free).
+  --key KEY[:PLAN]         Accept this API key; PLAN is ${PLAN_NAMES.join(', ')} (default free).
                            A custom Enterprise quota: KEY:enterprise:PER_MINUTE:PER_DAY.
                            Repeatable. Without --key, the demo key ${DEMO_API_KEY} (free) works.
-  --pets N                 Start with N generated pets (default 0); --seed N is the same
+  --pets N                 Start the store with N generated pets: ids 1..N, names like
+                           "Rex 1", categories 1-5, statuses in turn (default ${DEFAULTS.pets}).
+                           --seed N is the same (its older name).
   --fault-rate R           Inject faults into a share R (0-1) of requests (default 0)
-  --fault-kinds LIST       Comma-separated: latency,error,drop,truncate (default all)
-  --fault-seed N           Seed of the fault draw (default 1)
+  --fault-kinds LIST       Comma-separated: ${FAULT_KINDS.join(',')} (default all)
+  --fault-seed N           Seed of the fault draw (default ${DEFAULTS.faults.seed})
   --ratelimit-headers H    x (X-RateLimit-*, the default), ietf (RateLimit and
                            RateLimit-Policy, the IETF draft's) or both
-  --admin                  Serve the admin API under /_admin/ (reset, keys, requests, clock)
-  --log-format FORMAT      text (default) or json: one JSON object per request
+  --admin                  Serve the admin API under /_admin/ (reset, keys, requests, clock),
+                           for test suites in any language. No key needed: never expose it.
+  --log-format F           text (default) or json: one JSON object per line, for log tooling
   --quiet                  Do not log each request
   -h, --help               Show this help
 
@@ -34,17 +39,38 @@ Example:
   petstore-server --port 4010 --key my-key:pro --pets 25
   curl -H "Authorization: Bearer my-key" http://127.0.0.1:4010/v1/pets`;
 
-/** `--fault-kinds`: a comma-separated list of the kinds the server knows. */
+/** `a, b or c`, for messages that list the accepted values. */
+const oneOf = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
+
+const LOG_FORMATS = ['text', 'json'] as const;
+type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** One log line per request: what happened, told apart (`rate_limited` from `api_key_banned`, a truncated body from a drop). */
+function requestLine(e: RequestLogEntry, format: LogFormat): string {
+  if (format === 'json') return JSON.stringify({ event: 'request', ...e, durationMs: Number(e.durationMs.toFixed(1)) });
+  const outcome = e.status === 0 ? 'dropped' : `${e.status}${e.code ? ` ${e.code}` : ''}${e.truncated ? ' truncated' : ''}`;
+  return `${e.time} ${e.method} ${e.path} ${outcome} ${e.durationMs.toFixed(1)}ms req=${e.requestId}`;
+}
+
+/** A line when a key is banned and when its ban ends. */
+function banLine(e: BanEvent, format: LogFormat): string {
+  if (format === 'json') return JSON.stringify({ event: e.state === 'banned' ? 'key_banned' : 'ban_ended', time: e.time, key: e.key, until: e.until });
+  return e.state === 'banned'
+    ? `${e.time} key ${e.key} banned until ${e.until} for sending while told to wait`
+    : `${e.time} key ${e.key} is no longer banned`;
+}
+
+/** Parses `--fault-kinds`, naming the kind it does not know. */
 function faultKinds(list: string): FaultKind[] {
   const kinds = list.split(',');
   for (const kind of kinds) {
-    if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new Error(`--fault-kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
+    if (!(FAULT_KINDS as string[]).includes(kind)) throw new Error(`--fault-kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
   }
   return kinds as FaultKind[];
 }
 
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
-function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolean; quiet?: boolean; logFormat?: 'text' | 'json' } {
+function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean; quiet: boolean; logFormat: LogFormat } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -57,9 +83,9 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolea
       'fault-kinds': { type: 'string' },
       'fault-seed': { type: 'string' },
       'ratelimit-headers': { type: 'string' },
-      quiet: { type: 'boolean', default: false },
       admin: { type: 'boolean', default: false },
       'log-format': { type: 'string', default: 'text' },
+      quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -79,63 +105,43 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help?: boolea
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
       apiKeys[key] = { perMinute: int('key per-minute quota', perMinute), perDay: int('key per-day quota', perDay) };
     } else {
-      if (!Object.hasOwn(PLANS, plan.toLowerCase()) || perMinute !== undefined) {
-        throw new Error(`--key: unknown plan "${plan}". Use free, pro, business, or enterprise:PER_MINUTE:PER_DAY.`);
+      if (!(PLAN_NAMES as string[]).includes(plan.toLowerCase()) || perMinute !== undefined) {
+        throw new Error(`--key: unknown plan "${plan}". Use ${PLAN_NAMES.join(', ')}, or enterprise:PER_MINUTE:PER_DAY.`);
       }
       apiKeys[key] = plan.toLowerCase() as PlanName;
     }
   }
+  if (values.pets !== undefined && values.seed !== undefined && values.pets !== values.seed) {
+    throw new Error(`--pets and --seed are the same flag; give one (got --pets ${values.pets} and --seed ${values.seed}).`);
+  }
+  const pets = values.pets ?? values.seed;
+  const kinds = values['fault-kinds'] ? faultKinds(values['fault-kinds']) : undefined;
   const rate = values['fault-rate'];
   const faults =
     rate === undefined
       ? undefined
       : {
           rate: Number.isFinite(Number(rate)) && Number(rate) >= 0 && Number(rate) <= 1 ? Number(rate) : (() => { throw new Error(`--fault-rate must be a number from 0 to 1; got "${rate}".`); })(),
-          ...(values['fault-kinds'] ? { kinds: faultKinds(values['fault-kinds']) } : {}),
+          ...(kinds ? { kinds } : {}),
           ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
         };
+  const logFormat = values['log-format'];
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${oneOf(LOG_FORMATS)}; got "${logFormat}".`);
   const headers = values['ratelimit-headers'];
-  if (headers !== undefined && !['x', 'ietf', 'both'].includes(headers)) {
-    throw new Error(`--ratelimit-headers must be x, ietf or both; got "${headers}".`);
+  if (headers !== undefined && !(RATE_LIMIT_HEADERS as readonly string[]).includes(headers)) {
+    throw new Error(`--ratelimit-headers must be ${oneOf(RATE_LIMIT_HEADERS)}; got "${headers}".`);
   }
   return {
     port: int('port', values.port, 65535),
     ...(headers ? { rateLimitHeaders: headers as RateLimitHeaders } : {}),
     host: values.host,
-    pets: int(values.pets === undefined && values.seed !== undefined ? 'seed' : 'pets', values.pets ?? values.seed ?? '0', 10_000_000),
+    ...(pets === undefined ? {} : { pets: int(values.pets === undefined ? 'seed' : 'pets', pets, 10_000_000) }),
     ...(apiKeys ? { apiKeys } : {}),
     ...(faults ? { faults } : {}),
+    ...(values.admin ? { admin: true } : {}),
     help: values.help,
     quiet: values.quiet,
-    admin: values.admin,
-    logFormat: values['log-format'] === 'json' || values['log-format'] === 'text' ? values['log-format'] : (() => { throw new Error(`--log-format must be text or json; got "${values['log-format']}".`); })(),
-  };
-}
-
-/**
- * One line per request: time, method, path, status and error code (a truncated answer says so),
- * duration and request id; a line when a key is banned and when its ban is over. JSON: one object
- * per request, with `event: 'ban'` objects for bans.
- */
-function logger(format: 'text' | 'json') {
-  const bans = new Map<string, Date>();
-  return (entry: RequestLogEntry) => {
-    const time = new Date().toISOString();
-    const ended = entry.key !== undefined && bans.has(entry.key) && bans.get(entry.key)! <= new Date() && entry.code !== 'api_key_banned';
-    if (ended) bans.delete(entry.key!);
-    if (format === 'json') {
-      if (ended) console.log(JSON.stringify({ time, event: 'ban-ended', key: entry.key }));
-      console.log(JSON.stringify({ time, ...entry, durationMs: Number(entry.durationMs.toFixed(1)) }));
-    } else {
-      if (ended) console.log(`${time} key ${entry.key} is no longer banned`);
-      const status = entry.truncated ? 'truncated' : entry.status || 'dropped';
-      console.log(`${time} ${entry.method} ${entry.path} ${status}${entry.code ? ` ${entry.code}` : ''} ${entry.durationMs.toFixed(1)}ms${entry.requestId ? ` req=${entry.requestId}` : ''}`);
-    }
-    if (entry.bannedUntil && entry.key !== undefined) {
-      bans.set(entry.key, entry.bannedUntil);
-      if (format === 'json') console.log(JSON.stringify({ time, event: 'ban', key: entry.key, until: entry.bannedUntil.toISOString() }));
-      else console.log(`${time} key ${entry.key} banned until ${entry.bannedUntil.toISOString()} for sending while told to wait`);
-    }
+    logFormat: logFormat as LogFormat,
   };
 }
 
@@ -150,11 +156,16 @@ async function main(): Promise<void> {
   }
   if (options.help) return void console.log(HELP);
   const { help: _help, quiet, logFormat, ...serverOptions } = options;
+  /** Banner and shutdown lines: plain text, or JSON objects whose `message` holds the same text. */
+  const say = (event: string, message: string, fields: Record<string, unknown> = {}) =>
+    console.log(logFormat === 'json' ? JSON.stringify({ event, time: new Date().toISOString(), message, ...fields }) : message);
   let running: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     running = await startReferenceServer({
       ...serverOptions,
-      ...(quiet ? {} : { onRequest: logger(logFormat ?? 'text') }),
+      ...(quiet
+        ? {}
+        : { onRequest: (e) => console.log(requestLine(e, logFormat)), onBan: (e) => console.log(banLine(e, logFormat)) }),
     });
   } catch (error) {
     console.error(`petstore-server: ${(error as Error).message}`);
@@ -162,7 +173,7 @@ async function main(): Promise<void> {
     return;
   }
   const stop = (signal: string) => {
-    console.log(`petstore-server: ${signal} received, shutting down`);
+    say('stopping', `petstore-server: ${signal} received, shutting down`);
     running.close().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -171,9 +182,10 @@ async function main(): Promise<void> {
   // Handlers go in before the banner: whoever reads the banner may signal at once.
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  console.log(`petstore-server listening on ${running.url}`);
-  if (!serverOptions.apiKeys) console.log(`API key: ${DEMO_API_KEY} (Free plan)`);
-  else console.log(`${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
+  say('listening', `petstore-server listening on ${running.url}`, { url: running.url });
+  if (!serverOptions.apiKeys) say('keys', `API key: ${DEMO_API_KEY} (Free plan)`);
+  else say('keys', `${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
+  if (serverOptions.admin) say('admin', `Admin API: ${new URL('/_admin/', running.url).href} (reset, keys, requests, clock)`);
 }
 
 void main();

@@ -6,31 +6,29 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { isInjectedFault } from './server/faults.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
-import { keyLabel } from './server/fixture.js';
-import { coreOf, createReferenceServer, type Meta, type ReferenceServer } from './server/server.js';
+import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
 /** One answered request, as the CLI logs it. It never holds the API key. */
 export interface RequestLogEntry {
-  /** The HTTP method, or `?` when the request could not be parsed. */
+  /** When the request arrived, on the server's clock (ISO 8601). */
+  time: string;
+  /** The method as sent (`?` for what node:http could not parse). */
   method: string;
-  /** Path and query string. */
+  /** Path and query string (`?` for what node:http could not parse). */
   path: string;
-  /** The status answered, or 0 when the connection was dropped or aborted. */
+  /** The status answered, or 0 when the connection was dropped or aborted before an answer. */
   status: number;
-  /** The Error record's code (`rate_limited`, `api_key_banned`, …), for error answers. */
-  code: string | undefined;
-  /** The answer's `X-Request-Id`. */
-  requestId: string | undefined;
-  /** The answer was cut off halfway by an injected fault. */
-  truncated: boolean;
-  /** The API key's label (its first four characters), when the request had a valid key. */
-  key: string | undefined;
-  /** When this request got its key banned: until when, on the server's clock. */
-  bannedUntil: Date | undefined;
-  /** Milliseconds from the request's arrival to its answer. */
+  /** The Error record's code when the answer was an error, e.g. `rate_limited` or `api_key_banned`. */
+  code?: string;
+  /** The body was cut halfway by an injected `truncate` fault: the status went out, the body did not. */
+  truncated?: boolean;
+  /** The `X-Request-Id` of the answer. */
+  requestId: string;
+  /** The API key's label (its first characters, never the key), when the request had a valid key. */
+  key?: string;
+  /** Milliseconds from the request's arrival to the end of the answer. */
   durationMs: number;
 }
 
@@ -60,7 +58,7 @@ export interface RunningReferenceServer {
   close(): Promise<void>;
 }
 
-/** The reference server's view of a node:http request: no `Request` is built (see coreOf). */
+/** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
 function incoming(req: IncomingMessage, origin: string): Incoming {
   const method = req.method ?? 'GET';
   const raw = req.rawHeaders;
@@ -100,12 +98,34 @@ function serialize(reply: Reply): string {
   return `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? ''}\r\n${head}\r\n${body}`;
 }
 
-/** Writes a reply; resolves to the status sent, or 0 when the connection was cut. */
-function send(res: ServerResponse, reply: Reply): number {
-  if (res.destroyed) return 0;
+/** The log entry of a reply the server recorded; `whole` says whether it went out uncut. */
+function logEntry(reply: Reply, whole: boolean, durationMs: number): RequestLogEntry | undefined {
+  const { exchange } = reply;
+  if (!exchange) return undefined;
+  const entry: RequestLogEntry = {
+    time: new Date(exchange.at).toISOString(),
+    method: exchange.method,
+    path: exchange.path,
+    status: whole || reply.truncated ? exchange.status : 0,
+    requestId: exchange.requestId,
+    durationMs,
+  };
+  if (exchange.code !== undefined) entry.code = exchange.code;
+  if (exchange.key !== null) entry.key = exchange.key;
+  if (reply.truncated) entry.truncated = true;
+  return entry;
+}
+
+/** Writes a reply; says whether it went out whole (a drop, a truncation or a gone client cut it). */
+function send(res: ServerResponse, reply: Reply): boolean {
+  if (res.destroyed) return false;
+  if (reply.dropped) {
+    res.destroy();
+    return false;
+  }
   if (reply.body === null) {
     res.writeHead(reply.status, reply.headers).end();
-    return reply.status;
+    return true;
   }
   // Content-Length, and the body as a string: node:http then sends head and body in one write
   // (a Buffer goes out as a second, vectored write; chunked encoding costs more still).
@@ -113,11 +133,11 @@ function send(res: ServerResponse, reply: Reply): number {
   res.writeHead(reply.status, reply.headers);
   if (!reply.truncated) {
     res.end(reply.body);
-    return reply.status;
+    return true;
   }
   // An injected truncation: half the body, then the connection is cut, as a real fault would.
   res.write(truncatedBody(reply.body), () => res.destroy());
-  return 0;
+  return false;
 }
 
 /**
@@ -134,46 +154,31 @@ function send(res: ServerResponse, reply: Reply): number {
  */
 export async function startReferenceServer(options: StartReferenceServerOptions = {}): Promise<RunningReferenceServer> {
   const { port = 0, host = '127.0.0.1', onRequest, ...serverOptions } = options;
-  const api = createReferenceServer(serverOptions);
-  const { serve, refuse } = coreOf(api)!;
+  const core = createServerCore(serverOptions);
+  const { serve, refuse } = core;
   let origin = '';
   const http = createServer((req, res) => {
     const started = performance.now();
-    const meta: Meta = { inside: false };
-    const log = (status: number, answered?: Reply) =>
-      onRequest?.({
-        method: req.method ?? '?',
-        path: req.url ?? '/',
-        status,
-        code: answered?.code,
-        requestId: answered?.headers['X-Request-Id'],
-        truncated: answered?.truncated === true,
-        key: meta.key === undefined ? undefined : keyLabel(meta.key),
-        bannedUntil: meta.bannedUntil === undefined ? undefined : new Date(meta.bannedUntil),
-        durationMs: performance.now() - started,
-      });
+    const log = (reply: Reply, whole: boolean) => {
+      const entry = onRequest && logEntry(reply, whole, performance.now() - started);
+      if (entry) onRequest(entry);
+    };
     let reply: Reply | Promise<Reply>;
     try {
-      reply = serve(incoming(req, origin), meta);
+      reply = serve(incoming(req, origin));
     } catch {
       reply = refuse(400, 'bad_request', 'The request line or headers could not be parsed.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
-    if (!(reply instanceof Promise)) return void log(send(res, reply), reply);
-    void reply
-      .then(
-        (ready) => [send(res, ready), ready] as const,
-        (thrown: unknown) => {
-          // Only a dropped connection is thrown (an injected fault); anything else still gets an answer.
-          if (!isInjectedFault(thrown) && !res.headersSent) {
-            const refused = refuse(400, 'bad_request', 'The request could not be handled.');
-            return [send(res, refused), refused] as const;
-          }
-          res.destroy();
-          return [0, undefined] as const;
-        },
-      )
-      .then(([status, answered]) => log(status, answered));
+    if (!(reply instanceof Promise)) return void log(reply, send(res, reply));
+    void reply.then(
+      (ready) => log(ready, send(res, ready)),
+      () => {
+        // serve() only rejects when something is badly wrong: still answer, as for everything else.
+        const fallback = refuse(400, 'bad_request', 'The request could not be handled.');
+        log(fallback, !res.headersSent && send(res, fallback));
+      },
+    );
   });
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.
@@ -186,7 +191,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
           ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
           : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).');
     socket.end(serialize(reply));
-    onRequest?.({ method: '?', path: '?', status: reply.status, code: reply.code, requestId: reply.headers['X-Request-Id'], truncated: false, key: undefined, bannedUntil: undefined, durationMs: 0 });
+    const entry = onRequest && logEntry(reply, true, 0);
+    if (entry) onRequest(entry);
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -200,7 +206,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   origin = `http://${hostname}:${address.port}`;
   return {
     url: `${origin}/v1`,
-    server: api,
+    server: withFetch(core),
     close: () =>
       new Promise<void>((resolve, reject) => {
         http.close((err) => (err ? reject(err) : resolve()));
@@ -210,3 +216,4 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
 }
 
 export type { ReferenceServer, ReferenceServerOptions };
+export type { BanEvent } from './server/server.js';

@@ -12,11 +12,9 @@ const useRedis = !args.includes('--no-redis');
 const [workers = 4, calls = 100] = args.filter((a) => !a.startsWith('--')).map(Number);
 if (useRedis && !process.env.REDIS_URL) throw new Error('Set REDIS_URL (e.g. redis://127.0.0.1:6379), or pass --no-redis.');
 
-// The server's clock starts at the top of a minute, so the whole storm (a few seconds) falls in
-// one rate-limit window and every run sees the same thing. A storm that straddled a window's end
-// would get a fresh budget halfway, and the run without Redis might escape its ban by luck.
-const minute = Math.ceil(Date.now() / 60_000) * 60_000;
-const offset = minute - Date.now();
+// The server's clock starts ten seconds into a minute, so the storm never straddles the end of the
+// Free plan's minute window (which would hand out a fresh budget halfway and blur the comparison).
+const offset = 10_000 - (Date.now() % 60_000);
 const api = await startReferenceServer({ port: 0, apiKeys: { 'shared-key': 'free' }, now: () => Date.now() + offset });
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
 // All workers start calling at the same moment, once every one of them is up.

@@ -121,6 +121,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit',
   'RateLimit-Policy',
   'X-Request-Id',
+  'Date',
 ] as const;
 
 /** When `GET /pets/{petId}` is removed: 5 December 2030, 00:00 UTC. */

@@ -45,13 +45,12 @@ export interface FaultPlan {
   kind: FaultKind;
   /** For `drop`: after the request was acted on. */
   afterHandling: boolean;
+  /** For `latency`: how long the answer waits. */
+  latencyMs: number;
 }
 
-/** How long a `latency` fault delays an answer unless `latencyMs` says otherwise. */
-export const DEFAULT_LATENCY_MS = 200;
-
 /** Every kind of fault, in the order the docs list them. */
-export const FAULT_KINDS: readonly FaultKind[] = ['latency', 'error', 'drop', 'truncate'];
+export const FAULT_KINDS: readonly FaultKind[] = Object.freeze(['latency', 'error', 'drop', 'truncate']);
 
 /** mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. */
 function prng(seed: number): () => number {
@@ -65,19 +64,14 @@ function prng(seed: number): () => number {
   };
 }
 
-/** Draws faults for requests, or nothing when `options` is undefined or its rate is 0. */
-export function createFaultPlanner(options: FaultOptions | undefined): (() => FaultPlan | undefined) & { reset(): void } {
-  if (options !== undefined && !(options.rate >= 0 && options.rate <= 1)) {
-    throw new TypeError(`faults.rate must be a number from 0 to 1, got ${options.rate}.`);
-  }
-  const kinds = options?.kinds?.length ? options.kinds : FAULT_KINDS;
-  for (const kind of kinds) {
-    if (!FAULT_KINDS.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
-  }
-  let random = prng(options?.seed ?? 1);
-  const plan = () => {
-    if (!options || options.rate === 0 || random() >= options.rate) return undefined;
-    return { kind: kinds[Math.floor(random() * kinds.length)]!, afterHandling: random() < 0.5 };
-  };
-  return Object.assign(plan, { reset: () => void (random = prng(options?.seed ?? 1)) });
+/** Fault options after defaults are applied and inputs are checked. */
+export type ResolvedFaults = Required<FaultOptions>;
+
+/** Draws faults for requests, or nothing when `faults` is undefined or its rate is 0. */
+export function createFaultPlanner(faults: ResolvedFaults | undefined): (() => FaultPlan | undefined) & { reset(): void } {
+  if (!faults || faults.rate === 0) return Object.assign(() => undefined, { reset() {} });
+  const { rate, kinds, seed, latencyMs } = faults;
+  let random = prng(seed);
+  const plan = () => (random() >= rate ? undefined : { kind: kinds[Math.floor(random() * kinds.length)]!, afterHandling: random() < 0.5, latencyMs });
+  return Object.assign(plan, { reset: () => void (random = prng(seed)) });
 }

@@ -1,5 +1,6 @@
 import { EXPOSED_HEADERS, type ErrorRecord } from '../schemas/index.js';
 import { InjectedFault } from './faults.js';
+import type { Exchange } from './journal.js';
 import type { Admission } from './rate-limiter.js';
 
 /** Error codes the reference server answers with. */
@@ -40,6 +41,8 @@ export interface Incoming {
   header(name: string): string | null;
   /** Opens the body, or `null` when the request has none. */
   body: (() => ChunkReader) | null;
+  /** Aborts when the caller gives up: the server then stops waiting (on a fault's latency) and acts on nothing. */
+  signal?: AbortSignal;
 }
 
 /** Reads a body chunk by chunk; `ReadableStreamDefaultReader` and Node's stream iterators fit. */
@@ -59,8 +62,12 @@ export interface Reply {
   body: string | null;
   /** An injected fault: only the first half of the body goes out, then the connection is cut. */
   truncated?: boolean;
-  /** The Error record's code, for logs and the journal. */
-  code?: string;
+  /** An injected fault: no answer at all, the connection is cut (`fetch` rejects with an {@link InjectedFault}). */
+  dropped?: boolean;
+  /** The Error record's code, when the reply is one (for logs and the journal). */
+  code?: ErrorCode;
+  /** The exchange this reply ends, once the server has recorded it. */
+  exchange?: Exchange;
 }
 
 /** A JSON reply with the CORS headers every answer carries. */
@@ -76,7 +83,9 @@ export function jsonText(text: string, status = 200, headers?: Record<string, st
 /** An Error record reply whose `status` field equals the HTTP status. */
 export function error(status: number, code: ErrorCode, message: string, headers?: Record<string, string>): Reply {
   const record: ErrorRecord = { code, message, status };
-  return { ...json(record, status, headers), code };
+  const reply = json(record, status, headers);
+  reply.code = code;
+  return reply;
 }
 
 /** An empty reply (preflights) with the CORS headers. */
@@ -87,15 +96,16 @@ export function empty(status: number, headers: Record<string, string>): Reply {
 /** Which rate-limit headers the server sends: `X-RateLimit-*`, the IETF draft's, or both. */
 export type RateLimitHeaders = 'x' | 'ietf' | 'both';
 
+/** Every value of {@link RateLimitHeaders}. */
+export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = ['x', 'ietf', 'both'];
+
 /**
- * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply, and its
- * `Date` from the server's clock `now`, so that clients can read the reset on the server's clock.
+ * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply.
  * The IETF draft's fields (`RateLimit-Policy: "default";q=60;w=60`, `RateLimit: "default";r=59;t=42`)
  * count in seconds from now.
  */
 export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimitHeaders, now: number): Reply {
   const headers = reply.headers;
-  headers.Date = new Date(now).toUTCString();
   if (mode !== 'ietf') {
     headers['X-RateLimit-Limit'] = String(admission.limit);
     headers['X-RateLimit-Remaining'] = String(admission.remaining);
@@ -113,7 +123,7 @@ export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimi
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Reads a request body as UTF-8 text, refusing more than {@link MAX_BODY_BYTES}. */
-export async function readText(request: Incoming): Promise<{ text: string } | { error: Reply }> {
+async function readText(request: Incoming): Promise<{ text: string } | { error: Reply }> {
   const declared = request.header('Content-Length');
   const tooLarge = () => ({
     error: error(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB). Send a smaller body.`),
@@ -146,6 +156,17 @@ export async function readText(request: Incoming): Promise<{ text: string } | { 
   }
 }
 
+/** Reads a request body as JSON; a body that is not answers 400 `invalid_json` with `hint` (what to send). */
+export async function readJson(request: Incoming, hint: string): Promise<{ body: unknown } | { error: Reply }> {
+  const read = await readText(request);
+  if ('error' in read) return read;
+  try {
+    return { body: JSON.parse(read.text) };
+  } catch {
+    return { error: error(400, 'invalid_json', `The request body is not valid JSON. ${hint}`) };
+  }
+}
+
 /**
  * The {@link Incoming} view of a web `Request`. The body is read with `arrayBuffer()`, never
  * through `request.body`: Firefox's `Request` has no `body` property at all.
@@ -156,6 +177,7 @@ export function fromRequest(request: Request): Incoming {
     method: request.method,
     url: new URL(request.url),
     header: (name) => request.headers.get(name),
+    signal: request.signal,
     body:
       method === 'GET' || method === 'HEAD'
         ? null
@@ -181,6 +203,7 @@ export function truncatedBody(body: string): Uint8Array {
 
 /** The web `Response` of a reply; a truncated one errors halfway through its body. */
 export function toResponse(reply: Reply): Response {
+  if (reply.dropped) throw new InjectedFault('drop');
   const init = { status: reply.status, headers: reply.headers };
   if (!reply.truncated || reply.body === null) return new Response(reply.body, init);
   const half = truncatedBody(reply.body);

@@ -5,16 +5,18 @@
  *
  * @module @animal-store/sdk/server
  */
-export { createReferenceServer, GET_PET_DEPRECATED_AT } from './server.js';
+export { createReferenceServer } from './server.js';
+export { GET_PET_DEPRECATED_AT } from './routes.js';
 export { MAX_BODY_BYTES } from './http.js';
 export type { RateLimitHeaders } from './http.js';
-export type { ReferenceServer, ServerInspection } from './server.js';
+export type { BanEvent, ReferenceServer, ServerInspection } from './server.js';
+export type { ServerClock } from './admin.js';
+export type { RequestRecord } from './journal.js';
 export { DEMO_API_KEY, PLANS, DEFAULTS as SERVER_DEFAULTS } from './options.js';
 export type { PlanName, Quota, ReferenceServerOptions, SeedPet } from './options.js';
 export type { KeyStats } from './rate-limiter.js';
-export type { RequestRecord, ServerClock } from './fixture.js';
 export { InjectedFault, isInjectedFault } from './faults.js';
 export type { FaultKind, FaultOptions } from './faults.js';
 export { openApiDocument } from './openapi.js';
-// generatePets, PetStore, RateLimiter, the reply helpers and coreOf (the node adapter's fast
-// path) are internal on purpose: the server's contract is its HTTP behaviour, not its parts.
+// PetStore, RateLimiter, the routes, the reply helpers and createServerCore (the node adapter's
+// fast path) are internal on purpose: the server's contract is its HTTP behaviour, not its parts.

@@ -1,7 +1,8 @@
 import { check, PET_STATUSES, PetSchema, type NewPet, type Pet } from '../schemas/index.js';
 import { ServerNewPetSchema } from './rules.js';
-import type { FaultOptions } from './faults.js';
-import type { RateLimitHeaders } from './http.js';
+import { FAULT_KINDS, type FaultKind, type FaultOptions, type ResolvedFaults } from './faults.js';
+import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './http.js';
+import type { BanEvent } from './server.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
 export interface Quota {
@@ -72,24 +73,30 @@ export interface ReferenceServerOptions {
    */
   rateLimitHeaders?: RateLimitHeaders;
   /**
-   * Serves the admin API under `/_admin/` (reset, per-key counters, the request journal, the
-   * clock), for test suites in any language. Off unless asked for: it has no authentication.
+   * Serves the admin API under `/_admin/` (outside `/v1`, no key needed): `POST /_admin/reset`,
+   * `GET /_admin/keys`, `GET` and `DELETE /_admin/requests`, `GET` and `POST /_admin/clock`. For
+   * test suites in any language driving a server on their own machine; never expose it.
+   * In-process, `server.reset()`, `server.inspect()`, `server.requests()` and `server.clock` do
+   * the same whatever this says.
    * @default false
    */
   admin?: boolean;
+  /** Called when a key is banned and when its ban ends (the CLI logs both). */
+  onBan?: (event: BanEvent) => void;
 }
 
 /** Options after defaults are applied and inputs are checked. */
-export interface ResolvedServerOptions {
+interface ResolvedServerOptions {
   apiKeys: ReadonlyMap<string, Readonly<Quota>>;
   pets: readonly Pet[];
   orders: readonly unknown[];
   now: () => number;
   banThreshold: number;
   banDurationMs: number;
-  faults: FaultOptions | undefined;
+  faults: ResolvedFaults | undefined;
   rateLimitHeaders: RateLimitHeaders;
   admin: boolean;
+  onBan: ((event: BanEvent) => void) | undefined;
 }
 
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
@@ -110,12 +117,14 @@ export const DEFAULTS = Object.freeze({
   rateLimitHeaders: 'x' as RateLimitHeaders,
   /** No admin API. */
   admin: false,
+  /** Fault injection, once `faults` is given: every kind, 200 ms of latency, seed 1. */
+  faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<Required<Omit<FaultOptions, 'rate'>>>,
 });
 
 const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];
 
 /** Generates `count` deterministic pets with ids 1…count. */
-export function generatePets(count: number): Pet[] {
+function generatePets(count: number): Pet[] {
   const pets: Pet[] = new Array(count);
   for (let i = 0; i < count; i++) {
     pets[i] = {
@@ -135,7 +144,7 @@ function resolveQuota(plan: PlanName | Quota): Quota {
     const quota = PLANS[plan.toLowerCase() as PlanName];
     if (quota) return quota;
     throw new TypeError(
-      `apiKeys: plan "${plan}" of a key is unknown. Use "free", "pro" or "business", or { perMinute, perDay } for a custom Enterprise quota.`,
+      `apiKeys: plan "${plan}" of a key is unknown. Use ${Object.keys(PLANS).map((p) => `"${p}"`).join(', ')}, or { perMinute, perDay } for a custom Enterprise quota.`,
     );
   }
   if (plan && isCount(plan.perMinute) && isCount(plan.perDay) && plan.perMinute > 0 && plan.perDay > 0) {
@@ -175,7 +184,7 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     }
     apiKeys.set(key, resolveQuota(plan));
   }
-  if (options.rateLimitHeaders !== undefined && !['x', 'ietf', 'both'].includes(options.rateLimitHeaders)) {
+  if (options.rateLimitHeaders !== undefined && !RATE_LIMIT_HEADERS.includes(options.rateLimitHeaders)) {
     throw new TypeError(`rateLimitHeaders must be "x", "ietf" or "both"; got "${String(options.rateLimitHeaders)}".`);
   }
   const banThreshold = options.banThreshold ?? DEFAULTS.banThreshold;
@@ -189,8 +198,21 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     now: options.now ?? DEFAULTS.now,
     banThreshold,
     banDurationMs,
-    faults: options.faults,
+    faults: resolveFaults(options.faults),
     rateLimitHeaders: options.rateLimitHeaders ?? DEFAULTS.rateLimitHeaders,
     admin: options.admin ?? DEFAULTS.admin,
+    onBan: options.onBan,
   };
+}
+
+function resolveFaults(faults: FaultOptions | undefined): ResolvedFaults | undefined {
+  if (faults === undefined) return undefined;
+  if (!(faults.rate >= 0 && faults.rate <= 1)) throw new TypeError(`faults.rate must be a number from 0 to 1, got ${faults.rate}.`);
+  const kinds: readonly FaultKind[] = faults.kinds?.length ? faults.kinds : DEFAULTS.faults.kinds;
+  for (const kind of kinds) {
+    if (!FAULT_KINDS.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
+  }
+  const latencyMs = faults.latencyMs ?? DEFAULTS.faults.latencyMs;
+  if (!isCount(latencyMs)) throw new TypeError('faults.latencyMs must be a non-negative integer of milliseconds.');
+  return { rate: faults.rate, kinds, latencyMs, seed: faults.seed ?? DEFAULTS.faults.seed };
 }

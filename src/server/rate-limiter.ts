@@ -16,10 +16,10 @@ export interface Admission {
   reset: number;
   /** The binding window's length in seconds (60 or 86,400), for `RateLimit-Policy`. */
   window: number;
-  /** Whether the request arrived inside a `Retry-After` window announced to its key. */
-  inside?: boolean;
-  /** The key was banned by this request. */
-  bannedNow?: boolean;
+  /** The request came inside a `Retry-After` window announced to its key. */
+  insideRetryAfter?: boolean;
+  /** When this very request got its key banned: the end of the ban (ms). */
+  bannedUntil?: number;
 }
 
 /** Counters the reference server keeps per key, for tests that check a client's manners. */
@@ -76,11 +76,6 @@ export class RateLimiter {
     return out;
   }
 
-  /** When `key` is banned until (ms), or 0. */
-  bannedUntil(key: string): number {
-    return this.#keys.get(key)?.bannedUntil ?? 0;
-  }
-
   #state(key: string, now: number): KeyState {
     let state = this.#keys.get(key);
     if (!state) {
@@ -105,11 +100,11 @@ export class RateLimiter {
   }
 
   /** The binding window: the one with fewer requests left; on a tie, the one that resets later. */
-  #binding(state: KeyState): Admission {
+  #binding(state: KeyState, insideRetryAfter: boolean): Admission {
     const minute = { limit: state.quota.perMinute, remaining: state.quota.perMinute - state.minuteCount, resetMs: state.minuteStart + MINUTE, window: MINUTE };
     const day = { limit: state.quota.perDay, remaining: state.quota.perDay - state.dayCount, resetMs: state.dayStart + DAY, window: DAY };
     const w = day.remaining <= minute.remaining ? day : minute;
-    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000), window: w.window / 1000 };
+    return { limit: w.limit, remaining: Math.max(0, w.remaining), reset: Math.ceil(w.resetMs / 1000), window: w.window / 1000, insideRetryAfter };
   }
 
   /** Counts one request of `key` at `now` and says whether it may proceed. */
@@ -123,19 +118,19 @@ export class RateLimiter {
       // client that waits exactly until the announced reset is not punished.
       const retryAfter = Math.max(1, Math.ceil((untilMs - now) / 1000));
       state.waitUntil = Math.max(state.waitUntil, untilMs);
-      return { ...this.#binding(state), refused, retryAfter };
+      return { ...this.#binding(state, inside), refused, retryAfter };
     };
 
     const inside = now < state.waitUntil;
     // Every request inside an announced window counts, whether the key is banned or not.
     if (inside) state.stats.insideRetryAfter++;
-    if (now < state.bannedUntil) return { ...refuse('api_key_banned', state.bannedUntil), inside };
+    if (now < state.bannedUntil) return refuse('api_key_banned', state.bannedUntil);
     if (inside) {
       if (++state.strikes > this.banThreshold) {
         state.stats.bans++;
         state.strikes = 0;
         state.bannedUntil = now + this.banDurationMs;
-        return { ...refuse('api_key_banned', state.bannedUntil), inside, bannedNow: true };
+        return { ...refuse('api_key_banned', state.bannedUntil), bannedUntil: state.bannedUntil };
       }
     } else {
       state.strikes = 0;
@@ -143,10 +138,10 @@ export class RateLimiter {
     const minuteFull = state.minuteCount >= state.quota.perMinute;
     const dayFull = state.dayCount >= state.quota.perDay;
     if (minuteFull || dayFull) {
-      return { ...refuse('rate_limited', dayFull ? state.dayStart + DAY : state.minuteStart + MINUTE), inside };
+      return refuse('rate_limited', dayFull ? state.dayStart + DAY : state.minuteStart + MINUTE);
     }
     state.minuteCount++;
     state.dayCount++;
-    return { ...this.#binding(state), inside };
+    return this.#binding(state, inside);
   }
 }

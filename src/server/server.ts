@@ -1,17 +1,10 @@
-import {
-  check,
-  GET_PET_SUNSET,
-  LIST_LIMIT,
-  ListPetsQuerySchema,
-  PET_STATUSES,
-} from '../schemas/index.js';
-import { createFaultPlanner, DEFAULT_LATENCY_MS, InjectedFault, type FaultPlan } from './faults.js';
-import { admin, createClock, forcedReply, forcedStatus, JOURNAL_SIZE, keyLabel, newRequestId, type AdminTarget, type RequestRecord, type ServerClock } from './fixture.js';
-import { empty, error, fromRequest, json, jsonText, readText, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
-import { openApiDocument } from './openapi.js';
+import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
+import { createFaultPlanner, type FaultPlan } from './faults.js';
+import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
 import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
-import { ServerNewPetSchema } from './rules.js';
+import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
 import { PetStore } from './store.js';
 
 /** What {@link ReferenceServer.inspect} reports: the store's size and each key's counters. */
@@ -24,58 +17,78 @@ export interface ServerInspection {
 
 /** An in-memory implementation of the whole Animal Store API, as a web-standard `fetch` handler. */
 export interface ReferenceServer {
-  /** Answers one request. It never throws and never answers 5xx, unless faults are injected. */
+  /**
+   * Answers one request. It never throws and never answers 5xx, unless faults are injected or
+   * asked for (`Prefer: code=500`); it rejects at once with the reason when the request's
+   * `signal` aborts.
+   */
   fetch(request: Request): Promise<Response>;
-  /** Restores the seed pets, forgets every rate-limit window, ban and counter, and clears the journal. The clock stays. */
+  /** Restores the seed pets and forgets every rate-limit window, ban, counter and recorded request. The clock stays where it is. */
   reset(): void;
   /** The store's size and per-key counters, for tests that check a client's manners. */
   inspect(): ServerInspection;
-  /** The server's clock: move it to skip a minute window, a ban or the getPet sunset without waiting. */
+  /**
+   * The server's clock: the `now` option, moved by `advance` and `set`, so a test skips a minute
+   * window, a ban or the getPet sunset without waiting.
+   * @example
+   * ```ts
+   * server.clock.advance(60_000); // the next minute window
+   * server.clock.set('2030-12-05T00:00:00Z'); // getPet is gone
+   * ```
+   */
   readonly clock: ServerClock;
-  /** The journal: the newest requests answered (at most 1,000), oldest first. */
+  /** The last 1,000 requests answered, oldest first; admin requests are not recorded. */
   requests(): RequestRecord[];
-  /** Empties the journal. */
+  /** Forgets the recorded requests. */
   clearRequests(): void;
 }
 
-/** Per request: what the journal and the logs learn while it is answered. Internal. */
-export interface Meta {
-  key?: string;
-  inside: boolean;
-  bannedUntil?: number;
+/** A key's ban starting or ending, for logs. */
+export interface BanEvent {
+  /** `banned` when the key is banned, `ended` once its ban is over. */
+  state: 'banned' | 'ended';
+  /** The key's label (its first characters and a hash), never the key. */
+  key: string;
+  /** When it happened (ISO 8601, on the server's clock). */
+  time: string;
+  /** When the ban ends (ISO 8601, on the server's clock). */
+  until: string;
 }
 
-/** `Deprecation` (RFC 9745) date of `GET /pets/{petId}`: when API version 1.0.0 marked it. */
-export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
+/**
+ * What a preflight allows when it does not say what it will send: the key, JSON bodies, the SDK's
+ * identification header (browsers cannot set User-Agent), a request id, and `Prefer` (forced answers).
+ */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, X-Request-Id, Prefer';
 
-const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
-// The SDK names itself in browsers with X-Animal-Store-Client; clients may send Prefer to force answers.
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Animal-Store-Client, Prefer';
+/** The statuses `Prefer: code=…` can force, with the Error record code of each. */
+const FORCEABLE: Readonly<Record<string, ErrorCode>> = {
+  401: 'invalid_api_key',
+  404: 'not_found',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'service_unavailable',
+};
 
-type Handler = (ctx: Context) => Reply | Promise<Reply>;
-interface Context {
-  request: Incoming;
-  url: URL;
-  /** The path below `/v1`, e.g. `/pets/3`. */
-  base: string;
-  params: string[];
-  now: number;
+/** The status a `Prefer` header asks for (RFC 7240, as Prism reads it), when it is one the server can force. */
+function preferredCode(prefer: string | null): number | undefined {
+  if (prefer === null) return undefined;
+  const match = /(?:^|[,;\s])code\s*=\s*"?(\d{3})"?(?=$|[,;\s])/i.exec(prefer);
+  return match && Object.hasOwn(FORCEABLE, match[1]!) ? Number(match[1]) : undefined;
 }
-interface Route {
-  pattern: RegExp;
-  methods: Record<string, Handler>;
-  /** Answered without an API key. */
-  public?: boolean;
-}
 
-/** The server below `fetch`, for the node:http adapter. Internal. */
-export interface ServerCore {
+/**
+ * The server below `fetch`: what the node:http adapter drives directly, and what
+ * {@link createReferenceServer} wraps with `fetch`. Internal.
+ */
+export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
   /**
    * Answers a request with a reply, not a `Response`: the node:http adapter writes it straight
    * to the socket, as Hono's node-server does with its lightweight responses. Synchronous
-   * unless the request has a body to read or a fault delays it.
+   * unless the request has a body to read or a fault delays it. Every reply carries its
+   * recorded `exchange`; a dropped connection is a reply with `dropped` set.
    */
-  serve(request: Incoming, meta?: Meta): Reply | Promise<Reply>;
+  serve(request: Incoming): Reply | Promise<Reply>;
   /**
    * The answer to a request that never became one (HTTP the transport could not parse): an Error
    * record with the rate-limit headers of an anonymous request, as for a 401.
@@ -83,11 +96,21 @@ export interface ServerCore {
   refuse(status: number, code: ErrorCode, message: string): Reply;
 }
 
-const cores = new WeakMap<ReferenceServer, ServerCore>();
-
-/** The core of a server made by {@link createReferenceServer}. Internal. */
-export function coreOf(server: ReferenceServer): ServerCore | undefined {
-  return cores.get(server);
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!signal) return void setTimeout(resolve, ms);
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function constantTimeEqual(a: string, b: string): boolean {
@@ -115,17 +138,34 @@ function constantTimeEqual(a: string, b: string): boolean {
  * ```
  */
 export function createReferenceServer(options: ReferenceServerOptions = {}): ReferenceServer {
+  return withFetch(createServerCore(options));
+}
+
+/** The in-memory server, without `fetch`: options resolved, state, routing, limits and faults. Internal. */
+export function createServerCore(options: ReferenceServerOptions = {}): ServerCore {
   const config = resolveServerOptions(options);
   const store = new PetStore(config.pets);
   const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
   const planFault = createFaultPlanner(config.faults);
+  const journal = new Journal();
   const keys = [...config.apiKeys.keys()];
-  /** Sets the rate-limit headers the server is configured to send, and `Date`. */
-  const clock = createClock(config.now);
-  const journal: RequestRecord[] = [];
-  const limited = (reply: Reply, admission: Admission) => withRateLimit(reply, admission, config.rateLimitHeaders, clock.ms());
+  /** Each key's label, made once: what logs, the journal and `/_admin/keys` show instead of the key. */
+  const labelOf = (key: string) => labels.get(key) ?? keyLabel(key);
+  const labels = new Map(keys.map((key) => [key, keyLabel(key)]));
+  /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
+  let offset = 0;
+  const now = () => config.now() + offset;
+  /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
+  const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
+  let sequence = 0;
+  /** Bans told to `onBan` and not yet ended: key label → end (ms). */
+  const bans = new Map<string, number>();
+  let banTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Sets the rate-limit headers the server is configured to send. */
+  const limited = (reply: Reply, admission: Admission, at: number) => withRateLimit(reply, admission, config.rateLimitHeaders, at);
   /** What a request without a (valid) key is told: an untouched Free-plan minute. */
-  const anonymous = (now: number) => RateLimiter.anonymous(now, PLANS.free.perMinute);
+  const anonymous = (at: number) => RateLimiter.anonymous(at, PLANS.free.perMinute);
 
   const findKey = (token: string): string | undefined => {
     let found: string | undefined;
@@ -133,93 +173,57 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
     return found;
   };
 
-  const routes: Route[] = [
-    { pattern: /^\/pets$/, methods: { GET: listPets, POST: createPet } },
-    { pattern: /^\/pets\/([^/]*)$/, methods: { GET: getPet } },
-    { pattern: /^\/store\/orders$/, methods: { GET: () => json(config.orders) } },
-    { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
-  ];
-
-  function listPets({ url }: Context): Reply {
-    const raw: Record<string, unknown> = {};
-    for (const name of ['limit', 'status'] as const) {
-      const values = url.searchParams.getAll(name);
-      if (values.length > 1) return error(400, 'invalid_query', `The query parameter ${name} is given ${values.length} times; give it once.`);
-      if (values.length === 1) raw[name] = values[0];
+  /** Tells `onBan` of bans that are over, and wakes up when the next one ends. */
+  function endBans(): void {
+    const onBan = config.onBan;
+    if (!onBan) return;
+    const at = now();
+    let next = Infinity;
+    for (const [key, until] of bans) {
+      if (until <= at) {
+        bans.delete(key);
+        const end = new Date(until).toISOString();
+        onBan({ state: 'ended', key, time: end, until: end });
+      } else next = Math.min(next, until);
     }
-    if (raw.limit !== undefined) {
-      const text = String(raw.limit);
-      // Plain decimals only: `0x10`, `1e2` and ` 5` are not page sizes anyone meant.
-      raw.limit = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    if (banTimer !== undefined) clearTimeout(banTimer);
+    banTimer = undefined;
+    if (next < Infinity) {
+      banTimer = setTimeout(endBans, Math.min(next - at, 2 ** 31 - 1));
+      // A pending ban end never keeps a process alive (Node's timers have unref; others do not need it).
+      (banTimer as { unref?: () => void }).unref?.();
     }
-    const query = check(ListPetsQuerySchema, raw, 'query');
-    if (!query.success) {
-      return error(
-        400,
-        'invalid_query',
-        `${query.message}. limit is an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; status is one of ${PET_STATUSES.join(', ')}.`,
-      );
-    }
-    return jsonText(store.listJson(query.data.limit ?? LIST_LIMIT.default, query.data.status));
   }
 
-  async function createPet({ request, url }: Context): Promise<Reply> {
-    const type = request.header('Content-Type');
-    const mediaType = type?.split(';')[0]?.trim().toLowerCase() ?? '';
-    if (mediaType !== 'application/json' && !/^application\/[^/]+\+json$/.test(mediaType)) {
-      return error(
-        415,
-        'unsupported_media_type',
-        `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${type.slice(0, 100)}"` : ', which is missing'}.`,
-      );
+  /** A forced answer (`Prefer: code=…`): the status, its headers and an Error record; no state changes. */
+  function forced(status: number, at: number): Reply {
+    const code = FORCEABLE[status]!;
+    const admission = anonymous(at);
+    const headers: Record<string, string> = { 'Preference-Applied': `code=${status}` };
+    if (status === 401) headers['WWW-Authenticate'] = 'Bearer realm="petstore"';
+    if (status === 429) {
+      admission.remaining = 0;
+      admission.retryAfter = Math.max(1, admission.reset - Math.floor(at / 1000));
     }
-    const read = await readText(request);
-    if ('error' in read) return read.error;
-    let body: unknown;
-    try {
-      body = JSON.parse(read.text);
-    } catch {
-      return error(400, 'invalid_json', 'The request body is not valid JSON. Send a NewPet object such as {"name":"Rex","categoryId":1}.');
-    }
-    const pet = check(ServerNewPetSchema, body, 'body');
-    if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
-    const created = store.add(pet.data);
-    return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });
+    return limited(error(status, code, `Forced by "Prefer: code=${status}": no request was acted on, nothing changed.`, headers), admission, at);
   }
 
-  function getPet({ params, url, now, base }: Context): Reply {
-    const prefix = url.pathname.slice(0, url.pathname.length - base.length);
-    const headers = {
-      Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
-      Sunset: SUNSET_HTTP_DATE,
-      Link: `<${url.origin}${prefix}/pets>; rel="successor-version"`,
-    };
-    if (now >= GET_PET_SUNSET.getTime()) {
-      return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
+  /**
+   * Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs).
+   * `method` is upper-case, with HEAD already dispatched as GET.
+   */
+  function handle(request: Incoming, method: string, exchange: Exchange): Reply | Promise<Reply> {
+    const at = exchange.at;
+    const pathname = request.url.pathname;
+    const admin = adminPath(pathname);
+    if (admin !== undefined && config.admin && method !== 'OPTIONS') {
+      return answerAdmin(request, method, admin, core).then((reply) => limited(reply, anonymous(at), at));
     }
-    const raw = params[0] ?? '';
-    // int64 ids: 1 to 2^63 - 1. Only safe integers can exist in this store.
-    if (!/^[1-9]\d{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
-      return error(400, 'invalid_pet_id', `petId must be a positive integer; got "${decodeSafe(raw).slice(0, 40)}".`, headers);
-    }
-    const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
-    if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);
-    return json(pet, 200, headers);
-  }
-
-  /** Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs). */
-  function handle(request: Incoming, meta: Meta): Reply | Promise<Reply> {
-    const now = clock.ms();
-    const { url } = request;
-    const method = request.method.toUpperCase();
-    const segments = url.pathname.split('/');
-    const v1 = segments.indexOf('v1');
-    const base = v1 < 0 ? undefined : '/' + segments.slice(v1 + 1).join('/');
-    const path = base && base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
-    const route = path === undefined ? undefined : routes.find((r) => r.pattern.test(path));
+    const path = apiPath(pathname);
+    const match = path === undefined ? undefined : matchRoute(path);
 
     if (method === 'OPTIONS') {
-      const allow = route ? [...Object.keys(route.methods), 'HEAD', 'OPTIONS'].join(', ') : 'GET, HEAD, POST, OPTIONS';
+      const allow = allowed(match?.route);
       return limited(
         empty(204, {
           Allow: allow,
@@ -227,64 +231,79 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
           'Access-Control-Allow-Headers': request.header('Access-Control-Request-Headers') ?? ALLOWED_HEADERS,
           'Access-Control-Max-Age': '600',
         }),
-        anonymous(now),
+        anonymous(at),
+        at,
       );
     }
 
-    // Outside /v1 there is no API to authenticate for: say where it is.
+    // Outside /v1 there is no API to authenticate for: say where it is instead of asking for a key.
     if (path === undefined) {
-      return limited(error(404, 'not_found', `No route ${url.pathname.slice(0, 200)}. The API is under /v1: /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), anonymous(now));
+      const where = pathname.slice(0, 100);
+      const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
+      return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
+    }
+
+    const force = preferredCode(request.header('Prefer'));
+    if (force !== undefined) {
+      exchange.forced = true;
+      return forced(force, at);
     }
 
     let admission: Admission;
-    if (route?.public) {
-      admission = anonymous(now);
+    if (match?.route.public) {
+      admission = anonymous(at);
     } else {
       const authorization = request.header('Authorization');
-      const match = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
-      const key = match ? findKey(match[1]!) : undefined;
+      const bearer = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
+      const key = bearer ? findKey(bearer[1]!) : undefined;
       if (!key) {
         const [code, message] = !authorization
           ? (['missing_api_key', 'No API key was sent. Send it as "Authorization: Bearer <API_KEY>".'] as const)
-          : !match
+          : !bearer
             ? (['invalid_api_key', 'The Authorization header is malformed. Send "Authorization: Bearer <API_KEY>".'] as const)
             : (['invalid_api_key', 'The API key is not valid. Check the key, or ask for a new one.'] as const);
-        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(now));
+        return limited(error(401, code, message, { 'WWW-Authenticate': 'Bearer realm="petstore"' }), anonymous(at), at);
       }
-      meta.key = key;
-      admission = limiter.admit(key, now);
-      meta.inside = admission.inside ?? false;
-      if (admission.bannedNow) meta.bannedUntil = limiter.bannedUntil(key);
+      admission = limiter.admit(key, at);
+      const label = labelOf(key);
+      exchange.key = label;
+      exchange.insideRetryAfter = admission.insideRetryAfter === true;
+      if (admission.bannedUntil !== undefined && config.onBan) {
+        bans.set(label, admission.bannedUntil);
+        config.onBan({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
+        endBans();
+      }
       if (admission.refused === 'api_key_banned') {
         return limited(
           error(429, 'api_key_banned', `This API key is temporarily banned for sending requests while told to wait. Retry after ${admission.retryAfter} s, and honour Retry-After.`),
           admission,
+          at,
         );
       }
       if (admission.refused) {
         return limited(
           error(429, 'rate_limited', `Rate limit of ${admission.limit} requests exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
           admission,
+          at,
         );
       }
     }
 
-    if (!route || path === undefined) {
-      return limited(error(404, 'not_found', `No route ${url.pathname}. The API's paths are /v1/pets, /v1/pets/{petId} and /v1/store/orders.`), admission);
+    if (!match) {
+      return limited(error(404, 'not_found', `No route ${pathname.slice(0, 100)}. The API's paths are ${API_PATHS}.`), admission, at);
     }
-    const handler = route.methods[method === 'HEAD' ? 'GET' : method];
-    if (!handler || (method === 'HEAD' && !route.methods.GET)) {
-      const allow = [...Object.keys(route.methods), ...(route.methods.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow }), admission);
+    const reply = dispatch(match, method, request, at, { store, orders: config.orders });
+    if (!reply) {
+      const allow = allowed(match.route);
+      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, at);
     }
-    const reply = handler({ request, url, base: path, params: path.match(route.pattern)!.slice(1), now });
-    return reply instanceof Promise ? reply.then((r) => limited(r, admission)) : limited(reply, admission);
+    return reply instanceof Promise ? reply.then((r) => limited(r, admission, at)) : limited(reply, admission, at);
   }
 
-  function answer(request: Incoming, meta: Meta): Reply | Promise<Reply> {
-    // HEAD never has content (RFC 9110 9.3.2), errors included: in-process and through msw no
-    // network layer drops it for us, as node:http does.
-    const head = request.method.toUpperCase() === 'HEAD';
+  /** The one place HEAD is handled: dispatched as GET, its body dropped (RFC 9110 9.3.2), errors included. */
+  function answer(request: Incoming, exchange: Exchange): Reply | Promise<Reply> {
+    const method = request.method.toUpperCase();
+    const head = method === 'HEAD';
     const finish = (reply: Reply) => {
       if (head) reply.body = null;
       return reply;
@@ -295,88 +314,115 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       finish(error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.'));
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request, meta);
+      reply = handle(request, head ? 'GET' : method, exchange);
     } catch {
       return failed();
     }
     return reply instanceof Promise ? reply.then(finish, failed) : finish(reply);
   }
 
-  /** Answers one request, with a fault drawn first when faults are injected. */
+  /** A new exchange for a request arriving now. */
+  function open(method: string, path: string): Exchange {
+    if (bans.size > 0) endBans();
+    return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
+  }
+
   /**
-   * Answers one request, with a fault drawn first when faults are injected: the admin API when it
-   * is on, a forced answer (`Prefer: code=N`), or the API. Every answer gets a request id, and
-   * every answer of the API a line in the journal.
+   * Ends an exchange: every answer, faults and safety nets included, carries `Date` from the
+   * server's clock and its `X-Request-Id`, and is recorded (admin requests excepted).
    */
-  function serve(request: Incoming, meta: Meta = { inside: false }): Reply | Promise<Reply> {
-    const id = newRequestId();
-    const stamp = (reply: Reply) => {
-      reply.headers['X-Request-Id'] = id;
-      return reply;
-    };
-    if (config.admin && request.url.pathname.startsWith('/_admin/')) return admin(request, adminTarget).then(stamp);
-    const record = (reply: Reply) => {
-      if (journal.push({
-        time: new Date(clock.ms()).toISOString(),
-        method: request.method,
-        path: request.url.pathname + request.url.search,
-        status: reply.status,
-        code: reply.code,
-        requestId: id,
-        key: meta.key === undefined ? null : keyLabel(meta.key),
-        insideRetryAfter: meta.inside,
-      }) > JOURNAL_SIZE) journal.shift();
-      return stamp(reply);
-    };
-    const forced = forcedStatus(request);
-    if (forced !== undefined && request.method !== 'OPTIONS') return record(forcedAnswer(forced));
-    const fault = request.method === 'OPTIONS' || /\/openapi\.json$/.test(request.url.pathname) ? undefined : planFault();
-    const reply = fault ? faulty(request, fault, meta) : answer(request, meta);
-    return reply instanceof Promise ? reply.then(record) : record(reply);
+  function close(reply: Reply, exchange: Exchange, record: boolean): Reply {
+    reply.headers.Date = new Date(now()).toUTCString();
+    reply.headers['X-Request-Id'] = exchange.requestId;
+    exchange.status = reply.dropped ? 0 : reply.status;
+    exchange.code = reply.code;
+    reply.exchange = exchange;
+    if (record) journal.add(exchange);
+    return reply;
   }
 
-  /** `Prefer: code=N`: that status, with the headers it carries, counting and changing nothing. */
-  function forcedAnswer(status: number): Reply {
-    const now = clock.ms();
-    const window = anonymous(now);
-    if (status !== 429) return limited(forcedReply(status), window);
-    return limited(forcedReply(429), { ...window, remaining: 0, retryAfter: Math.max(1, window.reset - Math.floor(now / 1000)) });
+  /** Answers one request, with a fault drawn first when faults are injected. */
+  function serve(request: Incoming): Reply | Promise<Reply> {
+    const { pathname, search } = request.url;
+    const exchange = open(request.method, pathname + search);
+    const record = !(config.admin && adminPath(pathname) !== undefined);
+    const fault = request.method === 'OPTIONS' || !record || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
+    if (!fault) {
+      const reply = answer(request, exchange);
+      return reply instanceof Promise ? reply.then((r) => close(r, exchange, record)) : close(reply, exchange, record);
+    }
+    exchange.fault = fault.kind;
+    return faulty(request, fault, exchange).then((r) => close(r, exchange, record));
   }
 
-  async function faulty(request: Incoming, fault: FaultPlan, meta: Meta): Promise<Reply> {
+  async function faulty(request: Incoming, fault: FaultPlan, exchange: Exchange): Promise<Reply> {
     switch (fault.kind) {
-      case 'latency': {
-        const ms = config.faults?.latencyMs ?? DEFAULT_LATENCY_MS;
-        await new Promise((resolve) => setTimeout(resolve, ms));
-        return answer(request, meta);
-      }
+      case 'latency':
+        await delay(fault.latencyMs, request.signal);
+        return answer(request, exchange);
       case 'error':
         return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
       case 'drop':
-        if (fault.afterHandling) await answer(request, meta);
-        throw new InjectedFault('drop');
+        if (fault.afterHandling) await answer(request, exchange);
+        return { status: 0, headers: {}, body: null, dropped: true };
       case 'truncate':
-        return { ...(await answer(request, meta)), truncated: true };
+        return { ...(await answer(request, exchange)), truncated: true };
     }
   }
 
-  const adminTarget: AdminTarget = {
-    reset: () => server.reset(),
-    keys: () => {
-      const out: Record<string, KeyStats> = {};
-      for (const [key, stats] of Object.entries(limiter.stats())) {
-        let label = keyLabel(key);
-        for (let n = 2; label in out; n++) label = `${keyLabel(key)}#${n}`;
-        out[label] = stats;
+  const clock: ServerClock = {
+    now: () => new Date(now()),
+    advance(ms) {
+      if (typeof ms !== 'number' || !(ms >= 0) || !isClockInstant(now() + ms)) {
+        throw new TypeError(`clock.advance: expected a number of milliseconds, 0 or more, that keeps the clock before the year 10000; got ${String(ms)}.`);
       }
-      return out;
+      offset += ms;
+      endBans();
     },
-    requests: () => server.requests(),
-    clearRequests: () => server.clearRequests(),
-    clock,
+    set(date) {
+      offset = toInstant(date) - config.now();
+      endBans();
+    },
   };
 
-  const server: ReferenceServer = {
+  const core: ServerCore & { keys(): Record<string, KeyStats> } = {
+    serve,
+    refuse: (status, code, message) => {
+      const exchange = open('?', '?');
+      return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, true);
+    },
+    reset() {
+      store.reset(config.pets);
+      limiter.reset();
+      planFault.reset();
+      journal.clear();
+      bans.clear();
+      endBans();
+    },
+    inspect() {
+      return { petCount: store.size, keys: limiter.stats() };
+    },
+    /** What `GET /_admin/keys` lists: each key's counters under its label (`my-k…#2` for a second key with the same label). */
+    keys() {
+      const byLabel: Record<string, KeyStats> = {};
+      for (const [key, stats] of Object.entries(limiter.stats())) {
+        let label = labelOf(key);
+        for (let n = 2; Object.hasOwn(byLabel, label); n++) label = `${labelOf(key)}#${n}`;
+        byLabel[label] = stats;
+      }
+      return byLabel;
+    },
+    clock,
+    requests: () => journal.list(),
+    clearRequests: () => journal.clear(),
+  };
+  return core;
+}
+
+/** A {@link ReferenceServer}: the core, answering web `Request`s with `Response`s. Internal. */
+export function withFetch(core: ServerCore): ReferenceServer {
+  const { serve } = core;
+  return {
     async fetch(request: Request): Promise<Response> {
       // An aborted request rejects at once with its reason, as a real fetch would, whatever the
       // server is waiting for (a body, an injected latency).
@@ -388,37 +434,16 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
       return new Promise((resolve, reject) => {
         const onAbort = () => reject(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
-        reply.then((ready) => resolve(toResponse(ready)), reject).finally(() => signal.removeEventListener('abort', onAbort));
+        reply
+          .then((ready) => resolve(toResponse(ready)))
+          .catch(reject)
+          .finally(() => signal.removeEventListener('abort', onAbort));
       });
     },
-    reset() {
-      store.reset(config.pets);
-      limiter.reset();
-      planFault.reset();
-      journal.length = 0;
-    },
-    clock,
-    requests: () => journal.map((entry) => ({ ...entry })),
-    clearRequests: () => void (journal.length = 0),
-    inspect() {
-      return { petCount: store.size, keys: limiter.stats() };
-    },
+    reset: () => core.reset(),
+    inspect: () => core.inspect(),
+    clock: core.clock,
+    requests: () => core.requests(),
+    clearRequests: () => core.clearRequests(),
   };
-  cores.set(server, {
-    serve,
-    refuse: (status, code, message) => {
-      const reply = limited(error(status, code, message), anonymous(clock.ms()));
-      reply.headers['X-Request-Id'] = newRequestId();
-      return reply;
-    },
-  });
-  return server;
-}
-
-function decodeSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

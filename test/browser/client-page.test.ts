@@ -3,21 +3,16 @@
 // request goes through CORS.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
-import { bundle, launchChromium, ROOT, serveStatic } from './support.js';
+import { BROWSERS, bundle, launch, ROOT, serveStatic, type TestBrowser, type TestPage } from './support.js';
 
-const WAIT = { timeout: 15_000 };
-
-describe('examples/browser in Chromium, against the reference server on another origin', () => {
-  let browser: Browser;
+describe.each(BROWSERS)('examples/browser in %s, against the reference server on another origin', (browserName) => {
+  let browser: TestBrowser;
   let api: RunningReferenceServer;
   let site: Awaited<ReturnType<typeof serveStatic>>;
-  let page: Page;
+  let page: TestPage;
   const log: RequestLogEntry[] = [];
-  const console: ConsoleMessage[] = [];
-  const pageErrors: Error[] = [];
 
   beforeAll(async () => {
     api = await startReferenceServer({
@@ -34,10 +29,8 @@ describe('examples/browser in Chromium, against the reference server on another 
       '/': { type: 'text/html; charset=utf-8', body: html },
       '/main.js': { type: 'text/javascript; charset=utf-8', body: js },
     });
-    browser = await launchChromium();
+    browser = await launch(browserName);
     page = await browser.newPage();
-    page.on('console', (message) => console.push(message));
-    page.on('pageerror', (error) => pageErrors.push(error));
     await page.goto(`${site.origin}/?api=${encodeURIComponent(api.url)}&key=browser-key`);
   }, 60_000);
 
@@ -48,8 +41,8 @@ describe('examples/browser in Chromium, against the reference server on another 
   });
 
   const statusText = async (pattern: RegExp) => {
-    await page.waitForFunction((source) => new RegExp(source).test(document.querySelector('#status')?.textContent ?? ''), pattern.source, WAIT);
-    return page.textContent('#status');
+    await page.waitFor((source) => new RegExp(source).test(document.querySelector('#status')?.textContent ?? ''), pattern.source);
+    return page.text('#status');
   };
 
   it('the page and the API are on different origins', () => {
@@ -58,7 +51,7 @@ describe('examples/browser in Chromium, against the reference server on another 
 
   it('lists the pets on load', async () => {
     expect(await statusText(/^Loaded|Error/)).toBe('Loaded 2 pets.');
-    expect(await page.locator('#pets li').allTextContents()).toEqual(['#1 Luna (category 2, available)', '#2 Milo (category 1, sold)']);
+    expect(await page.texts('#pets li')).toEqual(['#1 Luna (category 2, available)', '#2 Milo (category 1, sold)']);
   });
 
   it('creates a pet from the form and lists it', async () => {
@@ -66,17 +59,17 @@ describe('examples/browser in Chromium, against the reference server on another 
     await page.fill('input[name=categoryId]', '3');
     await page.click('button[type=submit]');
     expect(await statusText(/^Added|Error/)).toBe('Added Biscuit as #3.');
-    expect(await page.locator('#pets li').last().textContent()).toBe('#3 Biscuit (category 3)');
+    expect((await page.texts('#pets li')).at(-1)).toBe('#3 Biscuit (category 3)');
     expect(api.server.inspect().petCount).toBe(3);
   });
 
   it('shows the rate-limit state live, one line per change as the requests go out', async () => {
     // listPets, createPet, listPets: three requests of a Pro key (300 a minute), unless the
     // clock crossed a minute boundary in between, which starts a new window.
-    const remaining = Number(await page.getAttribute('#rate-limit', 'data-remaining'));
+    const remaining = Number(await page.attribute('#rate-limit', 'data-remaining'));
     expect([297, 298, 299]).toContain(remaining);
-    expect(await page.textContent('#rate-limit span')).toMatch(new RegExp(`^${remaining} of 300 left, resets at \\d\\d:\\d\\d:\\d\\d UTC$`));
-    const lines = await page.locator('#rate-limit-log li').allTextContents();
+    expect(await page.text('#rate-limit span')).toMatch(new RegExp(`^${remaining} of 300 left, resets at \\d\\d:\\d\\d:\\d\\d UTC$`));
+    const lines = await page.texts('#rate-limit-log li');
     expect(lines).toHaveLength(3);
     expect(lines.at(-1)).toMatch(new RegExp(`^${remaining} of 300 left`));
   });
@@ -86,8 +79,8 @@ describe('examples/browser in Chromium, against the reference server on another 
     expect(await statusText(/^getPet|Error/)).toBe('getPet(1): Luna.');
     await page.click('#first-pet');
     await statusText(/^getPet/);
-    const warnings = console.filter((m) => m.type() === 'warning' && m.text().includes('getPet'));
-    expect(warnings.map((m) => m.text())).toEqual([
+    const warnings = page.console.filter((m) => m.type === 'warning' && m.text.includes('getPet'));
+    expect(warnings.map((m) => m.text)).toEqual([
       'DeprecationWarning: PetStoreClient.getPet() is deprecated and stops working on 2030-12-05. Keep the id that createPet returns, or find the pet with listPets.',
     ]);
   });
@@ -102,7 +95,7 @@ describe('examples/browser in Chromium, against the reference server on another 
       'GET /v1/pets/1 200',
       'GET /v1/pets/1 200',
     ]);
-    expect(pageErrors).toEqual([]);
-    expect(console.filter((m) => m.type() === 'error').map((m) => m.text())).toEqual([]);
+    expect(page.errors).toEqual([]);
+    expect(page.console.filter((m) => m.type === 'error').map((m) => m.text)).toEqual([]);
   });
 });

@@ -3,10 +3,9 @@
 // and the client talks to a host that does not exist.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pet, RateLimitState } from '@animal-store/sdk';
-import { bundle, launchChromium, ROOT, serveStatic } from './support.js';
+import { BROWSERS, bundle, launch, ROOT, serveStatic, type TestBrowser } from './support.js';
 
 interface PageResult {
   before: Pet[];
@@ -16,8 +15,8 @@ interface PageResult {
   petCount: number;
 }
 
-describe('examples/msw-browser in Chromium: the reference server inside the msw service worker', () => {
-  let browser: Browser;
+describe.each(BROWSERS)('examples/msw-browser in %s: the reference server inside the msw service worker', (browserName) => {
+  let browser: TestBrowser;
   let site: Awaited<ReturnType<typeof serveStatic>>;
   let status: string | null;
   let result: PageResult;
@@ -34,12 +33,12 @@ describe('examples/msw-browser in Chromium: the reference server inside the msw 
       '/main.js': { type: 'text/javascript; charset=utf-8', body: js },
       '/mockServiceWorker.js': { type: 'text/javascript; charset=utf-8', body: worker },
     });
-    browser = await launchChromium();
+    browser = await launch(browserName);
     const page = await browser.newPage();
     await page.goto(`${site.origin}/`);
-    await page.waitForFunction(() => !document.querySelector('#status')?.textContent?.startsWith('Starting'), undefined, { timeout: 20_000 });
-    status = await page.textContent('#status');
-    result = JSON.parse((await page.textContent('#result')) || 'null') as PageResult;
+    await page.waitFor(() => !document.querySelector('#status')?.textContent?.startsWith('Starting'), undefined, 20_000);
+    status = await page.text('#status');
+    result = JSON.parse((await page.text('#result')) || 'null') as PageResult;
   }, 60_000);
 
   afterAll(async () => {

@@ -1,47 +1,40 @@
 // The package as users get it: `npm pack`, installed into a fresh project outside the repo, then
 // used through an ESM import, a CJS require, `tsc` under strict, and `npx petstore-server`.
 // `npm test` builds dist/ first.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeBlocks } from '../docs/blocks.js';
+import { createConsumer, ROOT, type Consumer } from '../support/consumer.js';
 
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 /** TypeScript versions the README's and guides' code is compiled with, by alias. */
 const TYPESCRIPTS = { 'typescript-5.5': '~5.5.4', 'typescript-6.0': '~6.0.3', 'typescript-7.0': '^7.0.2' };
 
+let consumer: Consumer;
 let dir: string;
-let packed: { filename: string; files: { path: string }[] };
+let packed: Consumer['packed'];
 
 /** Runs a command in the consumer project, with the same Node as the tests. */
-const inConsumer = (file: string, args: string[]) => run(file, args, { cwd: dir, timeout: 60_000 });
+const inConsumer = (file: string, args: string[]) => consumer.run(file, args);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'petstore-consumer-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
-  packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  // From npm's cache when it can: the tarball, its dependencies, msw (an optional peer) and
-  // Node's types, as a TypeScript app would have them.
-  await inConsumer('npm', [
-    'install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
-    `./${packed.filename}`, 'msw@^3', '@types/node@^24', 'redis@^6', 'vitest@^5',
+  // The tarball's dependencies, msw (an optional peer) and Node's types, as a TypeScript app
+  // would have them.
+  consumer = await createConsumer([
+    'msw@^3', '@types/node@^24', 'redis@^6', 'vitest@^5',
     // The TypeScript versions the docs' code must compile with: the oldest supported, ours, and
     // what `npm i -D typescript` installs today.
     ...Object.entries(TYPESCRIPTS).map(([alias, range]) => `${alias}@npm:typescript@${range}`),
   ]);
+  ({ dir, packed } = consumer);
 }, 120_000);
 
 afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await consumer?.remove();
 });
 
 describe('the packed tarball', () => {

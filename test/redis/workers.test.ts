@@ -67,7 +67,7 @@ describe('many processes, one key', () => {
     const run = await node(`${EXAMPLE}main.ts`, ['6', '100', '--no-redis'], {});
     expect(await run.exited, run.err()).toBe(0);
     const { server } = JSON.parse(run.out().trim().split('\n').at(-1)!) as { server: Record<string, number> };
-    expect(server.bans).toBeGreaterThanOrEqual(1);
+    expect(server.bans, run.out()).toBeGreaterThanOrEqual(1);
     expect(server.insideRetryAfter).toBeGreaterThan(5);
   }, 60_000);
 

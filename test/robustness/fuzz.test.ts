@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorRecordSchema } from '@animal-store/sdk';
-import { startReferenceServer } from '@animal-store/sdk/node';
-import { createReferenceServer, MAX_BODY_BYTES, type ReferenceServer } from '@animal-store/sdk/server';
+import { MAX_BODY_BYTES, type ReferenceServer } from '@animal-store/sdk/server';
+import { inProcess, overHttp, type Running, type Transport } from '../server/transports.js';
 
 /** Fixed, so a failure repeats; change it only to explore, and keep the one that found a bug. */
 const SEED = 20261105;
@@ -231,6 +231,8 @@ async function checkAnswer(request: Request, response: Response): Promise<void> 
     expect(response.headers.get(name) ?? `missing; headers: ${JSON.stringify([...response.headers])}`, `${where}: ${name}`).toMatch(RATE_LIMIT_HEADER);
   }
   if (response.status === 429) expect(response.headers.get('Retry-After'), `${where}: Retry-After`).toMatch(/^[1-9]\d*$/);
+  expect(response.headers.get('X-Request-Id'), `${where}: X-Request-Id`).toMatch(/^[0-9a-f]{16}$/);
+  expect(Number.isNaN(Date.parse(response.headers.get('Date') ?? '')), `${where}: Date`).toBe(false);
   const text = await response.text();
   if (response.status < 400) return;
   if (request.method.toUpperCase() === 'HEAD') {
@@ -254,30 +256,47 @@ async function storeSnapshot(server: ReferenceServer): Promise<string> {
 
 const STATUSES_IN_EVERY_RUN = [200, 201, 204, 400, 401, 404, 405, 413, 415, 429];
 
-/** Where the generated requests go: the server itself, or a transport in front of it. */
-interface Target {
-  server: ReferenceServer;
-  origin: string;
-  /** The answer, or `undefined` when the platform refused to send the request at all. */
-  send(request: Request): Promise<Response | undefined>;
-}
-
 /**
  * Sends `numRuns` generated requests to `target` and checks each answer against the contract;
  * at least `minRequests` of them must get past the platform's own checks.
  * `clock.now` is the server's clock; each request moves it forward by its `advanceMs`.
  */
-async function fuzz(target: Target, clock: { now: number }, numRuns: number, minRequests: number): Promise<void> {
+async function fuzz(transport: Transport, numRuns: number, minRequests: number): Promise<void> {
+  const clock = { now: T0 };
+  const running = await transport.start(fuzzOptions(clock));
+  try {
+    await fuzzRunning(running, clock, numRuns, minRequests);
+  } finally {
+    await running.close();
+  }
+}
+
+/**
+ * The transport's answer, or `undefined` when the platform refused to send the request at all:
+ * undici checks some headers (a Content-Length that is not a number) before it sends.
+ */
+async function sendOrRefused(running: Running, request: Request): Promise<Response | undefined> {
+  try {
+    return await running.send(request);
+  } catch (thrown) {
+    const cause = (thrown as Error).cause;
+    if (cause instanceof Error && cause.name === 'InvalidArgumentError') return undefined;
+    throw thrown;
+  }
+}
+
+async function fuzzRunning(target: Running, clock: { now: number }, numRuns: number, minRequests: number): Promise<void> {
+  const origin = new URL(target.baseUrl).origin;
   const seen = { requests: 0, statuses: new Map<number, number>() };
   await fc.assert(
     fc.asyncProperty(fuzzRequest, async (generated) => {
       clock.now += generated.advanceMs;
-      const request = toRequest(generated, target.origin);
+      const request = toRequest(generated, origin);
       if (!request) return; // refused by the platform: the server never sees it
       const before = await storeSnapshot(target.server);
       let response: Response | undefined;
       try {
-        response = await target.send(request);
+        response = await sendOrRefused(target, request);
       } catch (thrown) {
         throw new Error(`${request.method} ${request.url} threw: ${String(thrown)} (${String((thrown as Error).cause)})`);
       }
@@ -314,28 +333,38 @@ function fuzzOptions(clock: { now: number }) {
 
 describe('fuzz: the reference server', () => {
   it('in-process, 2,500 generated requests: never a 5xx or a throw, errors are Error records with their status, rate-limit headers everywhere, rejected requests change nothing', async () => {
-    const clock = { now: T0 };
-    const server = createReferenceServer(fuzzOptions(clock));
-    await fuzz({ server, origin: ORIGIN, send: (request) => server.fetch(request) }, clock, 2_500, 2_000);
+    await fuzz(inProcess, 2_500, 2_000);
   });
 
+  // undici refuses more than the Request constructor does (CONNECT, TRACE, odd Content-Length).
   it('over node:http, 600 generated requests: the same contract through the adapter, and no connection dropped', async () => {
+    await fuzz(overHttp, 600, 400);
+  });
+
+  it('the admin clock, 500 generated bodies: every bad one is a 400 Error record, never a 5xx, and the clock moves only when asked right', async () => {
     const clock = { now: T0 };
-    const running = await startReferenceServer({ port: 0, ...fuzzOptions(clock) });
-    try {
-      const send = async (request: Request) => {
-        try {
-          return await fetch(request);
-        } catch (thrown) {
-          // undici checks some headers (a Content-Length that is not a number) before it sends.
-          if ((thrown as Error).cause instanceof Error && ((thrown as Error).cause as Error).name === 'InvalidArgumentError') return undefined;
-          throw thrown;
+    const running = await inProcess.start({ ...fuzzOptions(clock), admin: true });
+    const clockBody = fc.oneof(
+      body,
+      fc.record({ advanceMs: fc.oneof(fc.double(), fc.integer(), fc.string(), fc.constant(null)) }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+      fc.record({ set: fc.oneof(fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.integer()) }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+    );
+    await fc.assert(
+      fc.asyncProperty(clockBody, fc.constantFrom('POST', 'GET', 'PUT', 'DELETE'), async (text, method) => {
+        const before = running.server.clock.now().getTime();
+        const request = new Request(`${running.baseUrl.replace(/\/v1$/, '')}/_admin/clock`, { method, ...(method === 'GET' ? {} : { body: text }) });
+        const response = await running.send(request);
+        expect(response.status, `${method} ${String(text).slice(0, 80)}`).toBeLessThan(500);
+        const answer: unknown = await response.json();
+        if (response.status >= 400) {
+          expect(ErrorRecordSchema.safeParse(answer).success).toBe(true);
+          expect(running.server.clock.now().getTime()).toBe(before);
+        } else {
+          expect((answer as { now: string }).now).toBe(running.server.clock.now().toISOString());
         }
-      };
-      // undici refuses more than the Request constructor does (CONNECT, TRACE, odd Content-Length).
-      await fuzz({ server: running.server, origin: new URL(running.url).origin, send }, clock, 600, 400);
-    } finally {
-      await running.close();
-    }
+      }),
+      { seed: SEED, numRuns: 500 },
+    );
+    await running.close();
   });
 });

@@ -1,7 +1,7 @@
 // The reference server's rate limits as a client sees them on the wire (the strike window, the
 // Date header, the IETF headers) and its fetch as every runtime calls it (Firefox's Request,
 // aborted requests).
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
 
 /** 2026-06-01T00:00:10.500Z: half a second off the second, where rounding shows. */
@@ -44,6 +44,14 @@ describe('rate limits on the wire', () => {
     expect((await get()).headers.get('Date')).toBe(stamp);
     expect((await api.fetch(new Request('http://localhost/v1/pets'))).headers.get('Date')).toBe(stamp);
     expect((await api.fetch(new Request('http://localhost/v1/pets', { method: 'OPTIONS' }))).headers.get('Date')).toBe(stamp);
+  });
+
+  it('Date is on injected 503s too, and CORS exposes it, so a browser client can read the server\'s clock', async () => {
+    const api = createReferenceServer({ apiKeys: { k: 'pro' }, now: () => START, faults: { rate: 1, kinds: ['error'] } });
+    const response = await api.fetch(new Request('http://localhost/v1/pets', { headers: { Authorization: 'Bearer k' } }));
+    expect(response.status).toBe(503);
+    expect(response.headers.get('Date')).toBe(new Date(START).toUTCString());
+    expect(response.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/)).toContain('Date');
   });
 
   it('rateLimitHeaders: "ietf" sends RateLimit and RateLimit-Policy instead of X-RateLimit-*, "both" sends both', async () => {
@@ -89,5 +97,49 @@ describe('server.fetch as every runtime calls it', () => {
     const aborted = new AbortController();
     aborted.abort(new Error('already'));
     await expect(api.fetch(new Request('http://localhost/v1/pets', { signal: aborted.signal }))).rejects.toThrow('already');
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('an abort during an injected latency acts on nothing: the pet is never created', async () => {
+    vi.useFakeTimers();
+    const api = createReferenceServer({ apiKeys: { k: 'pro' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 } });
+    const controller = new AbortController();
+    const pending = api.fetch(
+      new Request('http://localhost/v1/pets', {
+        method: 'POST',
+        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        signal: controller.signal,
+      }),
+    );
+    controller.abort(new Error('gave up'));
+    await expect(pending).rejects.toThrow('gave up');
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(api.inspect().petCount).toBe(0);
+  });
+
+  it('an abort while the server waits on a body that never ends rejects at once with the reason', async () => {
+    const api = createReferenceServer({ apiKeys: { k: 'pro' } });
+    const controller = new AbortController();
+    const endless = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(new TextEncoder().encode('{"name":'));
+      },
+    });
+    const pending = api.fetch(
+      new Request('http://localhost/v1/pets', {
+        method: 'POST',
+        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+        body: endless,
+        duplex: 'half',
+        signal: controller.signal,
+      } as RequestInit),
+    );
+    controller.abort(new Error('stopped waiting'));
+    await expect(pending).rejects.toThrow('stopped waiting');
+    expect(api.inspect().petCount).toBe(0);
   });
 });

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { behaviourSuite, T0 } from './behaviour.js';
+import { inProcess } from './transports.js';
 
-// In-process: the global fetch is replaced for the suite by one that calls server.fetch.
-behaviourSuite({
-  name: 'server.fetch',
-  async start(options) {
-    const server = createReferenceServer(options);
-    const original = globalThis.fetch;
-    globalThis.fetch = (input, init) => server.fetch(new Request(input, init));
-    return { server, baseUrl: 'http://api.test/v1', close: async () => void (globalThis.fetch = original) };
-  },
-});
+// In-process, the fastest path, so the volume tests run here only.
+behaviourSuite(inProcess, { volume: true });
 
 describe('createReferenceServer', () => {
   const get = (server: ReturnType<typeof createReferenceServer>, url: string) =>
@@ -25,8 +18,32 @@ describe('createReferenceServer', () => {
     expect((await get(server, 'http://a.test/v2/pets')).status).toBe(404);
   });
 
+  it('GET / and any path outside /v1 answer a 404 Error record pointing at /v1, with or without a key', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    for (const url of ['http://a.test/', 'http://a.test/pets', 'http://a.test/v2/pets']) {
+      for (const headers of [{}, { Authorization: 'Bearer k' }, { Authorization: 'Bearer wrong' }] as Record<string, string>[]) {
+        const response = await server.fetch(new Request(url, { headers }));
+        expect(response.status).toBe(404);
+        const body = await response.json();
+        expect(body).toMatchObject({ code: 'not_found', status: 404 });
+        expect(body.message).toContain('under /v1');
+        expect(response.headers.get('X-RateLimit-Limit')).toBe('60');
+      }
+    }
+    // Nothing outside /v1 counts against a key.
+    expect(server.inspect().keys).toEqual({});
+  });
+
+  it('a preflight that names no headers allows the key, JSON, the SDK\'s identification header and a request id', async () => {
+    const server = createReferenceServer();
+    const response = await server.fetch(new Request('http://a.test/v1/pets', { method: 'OPTIONS', headers: { Origin: 'http://app.test' } }));
+    expect(response.status).toBe(204);
+    const allowed = response.headers.get('Access-Control-Allow-Headers')?.split(/,\s*/) ?? [];
+    expect(allowed).toEqual(expect.arrayContaining(['Authorization', 'Content-Type', 'X-Animal-Store-Client', 'X-Request-Id']));
+  });
+
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
-    expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro" or "business"/);
+    expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
     expect(() => createReferenceServer({ apiKeys: { 'has space': 'free' } })).toThrow(/printable ASCII/);
     expect(() => createReferenceServer({ pets: -1 })).toThrow(/pets: expected a count/);

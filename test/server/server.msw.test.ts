@@ -3,18 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { behaviourSuite } from './behaviour.js';
+import { throughMsw } from './transports.js';
 
 const baseUrl = 'https://petstore.test/v1';
 
-behaviourSuite({
-  name: 'msw',
-  async start(options) {
-    const server = createReferenceServer(options);
-    const mock = setupServer(...createHandlers(server, { baseUrl }));
-    mock.listen({ onUnhandledFrame: 'error' });
-    return { server, baseUrl, close: async () => mock.close() };
-  },
-});
+behaviourSuite(throughMsw);
 
 describe('createHandlers', () => {
   let mock: ReturnType<typeof setupServer> | undefined;

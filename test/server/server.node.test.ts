@@ -3,14 +3,9 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
+import { overHttp } from './transports.js';
 
-behaviourSuite({
-  name: 'node:http on port 0',
-  async start(options) {
-    const running = await startReferenceServer({ port: 0, host: '127.0.0.1', ...options });
-    return { server: running.server, baseUrl: running.url, close: running.close };
-  },
-});
+behaviourSuite(overHttp);
 
 /** A raw HTTP exchange, for what fetch will not send: HEAD bodies, broken requests, aborts. */
 function raw(url: string, text: string): Promise<string> {
@@ -145,19 +140,42 @@ describe('startReferenceServer', () => {
   it('logs each request with method, path and status, and never the API key', async () => {
     const log: RequestLogEntry[] = [];
     running = await startReferenceServer({ apiKeys: { 'secret-key-123': 'free' }, onRequest: (e) => log.push(e) });
-    await fetch(`${running.url}/pets?limit=2`, { headers: { Authorization: 'Bearer secret-key-123' } });
-    await fetch(`${running.url}/pets`);
+    const ok = await fetch(`${running.url}/pets?limit=2`, { headers: { Authorization: 'Bearer secret-key-123' } });
+    const refused = await fetch(`${running.url}/pets`);
     await expect.poll(() => log.length).toBe(2);
-    expect(log.map(({ method, path, status }) => ({ method, path, status }))).toEqual([
-      { method: 'GET', path: '/v1/pets?limit=2', status: 200 },
-      { method: 'GET', path: '/v1/pets', status: 401 },
+    expect(log.map(({ method, path, status, code, requestId }) => ({ method, path, status, code, requestId }))).toEqual([
+      { method: 'GET', path: '/v1/pets?limit=2', status: 200, code: undefined, requestId: ok.headers.get('X-Request-Id') },
+      { method: 'GET', path: '/v1/pets', status: 401, code: 'missing_api_key', requestId: refused.headers.get('X-Request-Id') },
     ]);
+    expect(new Date(log[0]!.time).getTime()).not.toBeNaN();
     expect(JSON.stringify(log)).not.toContain('secret-key-123');
   });
 
   it('a dropped connection from injected faults reaches the client as a network error', async () => {
-    running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['drop'] } });
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['drop'] }, onRequest: (e) => log.push(e) });
     await expect(fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).rejects.toThrow(TypeError);
+    await expect.poll(() => log.length).toBe(1);
+    expect(log[0]).toMatchObject({ status: 0 });
+    expect(log[0]!.truncated).toBeUndefined();
+  });
+
+  it('a truncated answer is logged with its status and as truncated, not as a drop', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 5, faults: { rate: 1, kinds: ['truncate'] }, onRequest: (e) => log.push(e) });
+    await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    await expect.poll(() => log.length).toBe(1);
+    expect(log[0]).toMatchObject({ status: 200, truncated: true, requestId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+  });
+
+  it('X-Request-Id comes on answers node:http could not parse too, and the log names them', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+    const text = await raw(running.url, `patch /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const id = /x-request-id: (\S+)/i.exec(text)?.[1];
+    expect(id).toMatch(/^[0-9a-f]{16}$/);
+    await expect.poll(() => log.length).toBe(1);
+    expect(log[0]).toMatchObject({ method: '?', status: 400, code: 'bad_request', requestId: id });
   });
 
   it('close() stops listening', async () => {

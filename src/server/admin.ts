@@ -1,0 +1,122 @@
+/**
+ * The admin API, off unless `admin: true` (`petstore-server --admin`): test suites in any language
+ * reset the server, read its counters and journal, and move its clock over plain HTTP. It lives
+ * under `/_admin/`, outside `/v1`, and needs no key: it is for a server on the test's own machine.
+ *
+ * @module
+ */
+import { error, json, readJson, type Incoming, type Reply } from './http.js';
+import type { RequestRecord } from './journal.js';
+
+/** The reference server's clock: the `now` option, moved by every `advance` and `set`. */
+export interface ServerClock {
+  /** The server's time now. */
+  now(): Date;
+  /**
+   * Moves the clock forward by `ms` milliseconds, so a test skips a minute window, a ban or the
+   * getPet sunset without waiting. Throws a `TypeError` unless `ms` is a finite number ≥ 0.
+   */
+  advance(ms: number): void;
+  /**
+   * Sets the clock to `date` (a `Date`, an ISO 8601 string or epoch milliseconds); it runs on
+   * from there as the `now` option does. Throws a `TypeError` for an invalid date.
+   */
+  set(date: Date | string | number): void;
+}
+
+/** What the admin API acts on. */
+export interface AdminTarget {
+  reset(): void;
+  /** Each key's counters, keys shown by label. */
+  keys(): Record<string, unknown>;
+  requests(): RequestRecord[];
+  clearRequests(): void;
+  clock: ServerClock;
+}
+
+/** The admin API's paths below `/_admin`, and their methods. */
+const PATHS: Readonly<Record<string, readonly string[]>> = {
+  '/reset': ['POST'],
+  '/keys': ['GET'],
+  '/requests': ['GET', 'DELETE'],
+  '/clock': ['GET', 'POST'],
+};
+
+/** The path below `/_admin` when `pathname` is an admin path, else `undefined`. */
+export function adminPath(pathname: string): string | undefined {
+  if (!pathname.startsWith('/_admin/')) return undefined;
+  const path = pathname.slice('/_admin'.length);
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The latest instant the clock may show: its dates keep four-digit years. */
+export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Whether the clock may show `ms`: from 1970 to the end of 9999. */
+export const isClockInstant = (ms: number): boolean => Number.isFinite(ms) && ms >= 0 && ms <= LATEST_INSTANT;
+
+/** Reads an instant strictly: a valid `Date`, epoch milliseconds, or an ISO 8601 date-time with its offset, from 1970 to 9999. */
+export function toInstant(date: Date | string | number): number {
+  const ms = date instanceof Date ? date.getTime() : typeof date === 'number' ? date : ISO_DATE.test(date) ? Date.parse(date) : NaN;
+  if (!isClockInstant(ms)) {
+    throw new TypeError(
+      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time from 1970 to 9999, such as "2026-12-01T00:00:00Z"; got ${JSON.stringify(String(date)).slice(0, 60)}.`,
+    );
+  }
+  return ms;
+}
+
+const CLOCK_BODY = 'Send {"advanceMs": 60000} or {"set": "2026-12-01T00:00:00Z"}.';
+
+/** Answers one admin request; `method` is upper-case, HEAD already dispatched as GET. */
+export async function answerAdmin(request: Incoming, method: string, path: string, target: AdminTarget): Promise<Reply> {
+  const methods = PATHS[path];
+  if (!methods || !Object.hasOwn(PATHS, path)) {
+    return error(404, 'not_found', `No admin path /_admin${path.slice(0, 100)}. The admin API has ${Object.keys(PATHS).map((p) => `/_admin${p}`).join(', ')}.`);
+  }
+  if (!methods.includes(method)) {
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+    return error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on /_admin${path}. Allowed: ${allow}.`, { Allow: allow });
+  }
+  switch (`${method} ${path}`) {
+    case 'POST /reset':
+      target.reset();
+      return json({ reset: true });
+    case 'GET /keys':
+      return json({ keys: target.keys() });
+    case 'GET /requests':
+      return json({ requests: target.requests() });
+    case 'DELETE /requests':
+      target.clearRequests();
+      return json({ cleared: true });
+    case 'POST /clock':
+      return moveClock(request, target.clock);
+    default:
+      return json({ now: target.clock.now().toISOString() });
+  }
+}
+
+async function moveClock(request: Incoming, clock: ServerClock): Promise<Reply> {
+  const read = await readJson(request, CLOCK_BODY);
+  if ('error' in read) return read.error;
+  const { body } = read;
+  const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [];
+  if (fields.length !== 1 || (fields[0] !== 'advanceMs' && fields[0] !== 'set')) {
+    return error(400, 'invalid_body', `The body must hold exactly one of advanceMs and set. ${CLOCK_BODY}`);
+  }
+  const { advanceMs, set } = body as { advanceMs?: unknown; set?: unknown };
+  if (fields[0] === 'advanceMs') {
+    if (typeof advanceMs !== 'number' || !(advanceMs >= 0) || !isClockInstant(clock.now().getTime() + advanceMs)) {
+      return error(400, 'invalid_body', `advanceMs must be a number of milliseconds, 0 or more, that keeps the clock before the year 10000. ${CLOCK_BODY}`);
+    }
+    clock.advance(advanceMs);
+  } else {
+    if (typeof set !== 'string' || !ISO_DATE.test(set) || !isClockInstant(Date.parse(set))) {
+      return error(400, 'invalid_body', `set must be an ISO 8601 date-time with its offset, from 1970 to 9999, such as "2026-12-01T00:00:00Z". ${CLOCK_BODY}`);
+    }
+    clock.set(set);
+  }
+  return json({ now: clock.now().toISOString() });
+}

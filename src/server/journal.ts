@@ -1,0 +1,73 @@
+/**
+ * What the server remembers of the requests it answered: a bounded journal, read through
+ * `server.requests()` and `GET /_admin/requests`, and the source of the CLI's log lines.
+ *
+ * @module
+ */
+import type { FaultKind } from './faults.js';
+
+/** One answered request, as `server.requests()` and `GET /_admin/requests` list it. It never holds an API key. */
+export interface RequestRecord {
+  /** When it arrived, on the server's clock (ISO 8601). */
+  time: string;
+  /** The method as sent. */
+  method: string;
+  /** Path and query string. */
+  path: string;
+  /** The status answered, or 0 when an injected fault dropped the connection. */
+  status: number;
+  /** The Error record's `code`, for error answers. */
+  code: string | undefined;
+  /** The `X-Request-Id` the answer carried. */
+  requestId: string;
+  /** The API key's label (its first characters, never the key); `null` without a valid key. */
+  key: string | null;
+  /** Whether the request came inside a `Retry-After` window announced to its key. */
+  insideRetryAfter: boolean;
+  /** The fault injected into this request, if any. */
+  fault?: FaultKind;
+  /** The status was forced with `Prefer: code=…`. */
+  forced?: boolean;
+}
+
+/** How many requests the journal keeps; older ones are forgotten first. */
+export const JOURNAL_SIZE = 1_000;
+
+/** A request while it is being answered: a {@link RequestRecord} with its time as a number. */
+export type Exchange = Omit<RequestRecord, 'time'> & { at: number };
+
+/** The last {@link JOURNAL_SIZE} exchanges, oldest first. */
+export class Journal {
+  #entries: Exchange[] = [];
+  #next = 0;
+
+  add(entry: Exchange): void {
+    if (this.#entries.length < JOURNAL_SIZE) this.#entries.push(entry);
+    else this.#entries[this.#next] = entry;
+    this.#next = (this.#next + 1) % JOURNAL_SIZE;
+  }
+
+  list(): RequestRecord[] {
+    const full = this.#entries.length === JOURNAL_SIZE;
+    const ordered = full ? [...this.#entries.slice(this.#next), ...this.#entries.slice(0, this.#next)] : this.#entries;
+    return ordered.map(recorded);
+  }
+
+  clear(): void {
+    this.#entries = [];
+    this.#next = 0;
+  }
+}
+
+/** The public form of an exchange. */
+export function recorded({ at, ...rest }: Exchange): RequestRecord {
+  return { time: new Date(at).toISOString(), ...rest };
+}
+
+/**
+ * A key as logs and the admin API show it: its first four characters and `…`, never more than
+ * half the key, so a short key is never shown whole.
+ */
+export function keyLabel(key: string): string {
+  return `${key.slice(0, Math.min(4, Math.floor(key.length / 2)))}…`;
+}

@@ -1,0 +1,166 @@
+/**
+ * The API's routes and their handlers. Handlers see only what they need (the request, the path
+ * below `/v1`, the clock, the store); authentication, rate limits, HEAD and faults happen around
+ * them, in server.ts.
+ *
+ * @module
+ */
+import { check, GET_PET_SUNSET, LIST_LIMIT, ListPetsQuerySchema, PET_STATUSES } from '../schemas/index.js';
+import { error, json, jsonText, readJson, type Incoming, type Reply } from './http.js';
+import { openApiDocument } from './openapi.js';
+import { ServerNewPetSchema } from './rules.js';
+import type { PetStore } from './store.js';
+
+/** `Deprecation` (RFC 9745) date of `GET /pets/{petId}`: when API version 1.0.0 marked it. */
+export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
+
+const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
+
+/** What a handler is given. */
+interface RouteContext {
+  request: Incoming;
+  /** The path below `/v1`, without a trailing slash, e.g. `/pets/3`. */
+  path: string;
+  /** The route pattern's captures. */
+  params: string[];
+  now: number;
+  store: PetStore;
+  orders: readonly unknown[];
+}
+
+type Handler = (ctx: RouteContext) => Reply | Promise<Reply>;
+
+/** A route: the methods it answers (HEAD is dispatched as GET by the server) and whether it needs a key. */
+interface Route {
+  pattern: RegExp;
+  methods: Readonly<Record<string, Handler>>;
+  /** Answered without an API key. */
+  public?: boolean;
+}
+
+/** A route matched against a request's path, with its captures: matched once, then reused. */
+export interface RouteMatch {
+  route: Route;
+  /** The path below `/v1`, without a trailing slash. */
+  path: string;
+  params: string[];
+}
+
+function listPets({ request, store }: RouteContext): Reply {
+  const raw: Record<string, unknown> = {};
+  for (const name of ['limit', 'status'] as const) {
+    const values = request.url.searchParams.getAll(name);
+    if (values.length > 1) return error(400, 'invalid_query', `The query parameter ${name} is given ${values.length} times; give it once.`);
+    if (values.length === 1) raw[name] = values[0];
+  }
+  if (raw.limit !== undefined) {
+    const text = String(raw.limit);
+    // Plain decimals only: `0x10`, `1e2` and ` 5` are not page sizes anyone meant.
+    raw.limit = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+  }
+  const query = check(ListPetsQuerySchema, raw, 'query');
+  if (!query.success) {
+    return error(
+      400,
+      'invalid_query',
+      `${query.message}. limit is an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}; status is one of ${PET_STATUSES.join(', ')}.`,
+    );
+  }
+  return jsonText(store.listJson(query.data.limit ?? LIST_LIMIT.default, query.data.status));
+}
+
+async function createPet({ request, store }: RouteContext): Promise<Reply> {
+  const type = request.header('Content-Type');
+  const mediaType = type?.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mediaType !== 'application/json' && !/^application\/[^/]+\+json$/.test(mediaType)) {
+    return error(
+      415,
+      'unsupported_media_type',
+      `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${type.slice(0, 100)}"` : ', which is missing'}.`,
+    );
+  }
+  const read = await readJson(request, 'Send a NewPet object such as {"name":"Rex","categoryId":1}.');
+  if ('error' in read) return read.error;
+  const pet = check(ServerNewPetSchema, read.body, 'body');
+  if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
+  const created = store.add(pet.data);
+  const { url } = request;
+  return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });
+}
+
+function getPet({ request: { url }, params, now, path, store }: RouteContext): Reply {
+  const prefix = url.pathname.slice(0, url.pathname.length - path.length);
+  const headers = {
+    Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
+    Sunset: SUNSET_HTTP_DATE,
+    Link: `<${url.origin}${prefix}/pets>; rel="successor-version"`,
+  };
+  if (now >= GET_PET_SUNSET.getTime()) {
+    return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
+  }
+  const raw = params[0] ?? '';
+  // int64 ids: 1 to 2^63 - 1. Only safe integers can exist in this store.
+  if (!/^[1-9]\d{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
+    return error(400, 'invalid_pet_id', `petId must be a positive integer; got "${decodeSafe(raw).slice(0, 40)}".`, headers);
+  }
+  const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
+  if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);
+  return json(pet, 200, headers);
+}
+
+const ROUTES: readonly Route[] = [
+  { pattern: /^\/pets$/, methods: { GET: listPets, POST: createPet } },
+  { pattern: /^\/pets\/([^/]*)$/, methods: { GET: getPet } },
+  { pattern: /^\/store\/orders$/, methods: { GET: ({ orders }) => json(orders) } },
+  { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
+];
+
+/** The API's paths, for messages that point callers at them. */
+export const API_PATHS = '/v1/pets, /v1/pets/{petId} and /v1/store/orders';
+
+/**
+ * The path below the first `/v1` segment of `pathname` (any host, any prefix), without a trailing
+ * slash; `undefined` when the path is outside `/v1`.
+ */
+export function apiPath(pathname: string): string | undefined {
+  const segments = pathname.split('/');
+  const v1 = segments.indexOf('v1');
+  if (v1 < 0) return undefined;
+  const base = '/' + segments.slice(v1 + 1).join('/');
+  return base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
+}
+
+/** Matches a path below `/v1` against the routes, once. */
+export function matchRoute(path: string): RouteMatch | undefined {
+  for (const route of ROUTES) {
+    const match = route.pattern.exec(path);
+    if (match) return { route, path, params: match.slice(1) };
+  }
+  return undefined;
+}
+
+/** The methods a route allows, as `Allow` lists them: its own, HEAD wherever GET is, and OPTIONS. */
+export function allowed(route: Route | undefined): string {
+  const methods = route ? Object.keys(route.methods) : ['GET', 'POST'];
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}
+
+/** Runs the handler of `method` (HEAD already dispatched as GET), or `undefined` when the route has none. */
+export function dispatch(
+  match: RouteMatch,
+  method: string,
+  request: Incoming,
+  now: number,
+  state: { store: PetStore; orders: readonly unknown[] },
+): Reply | Promise<Reply> | undefined {
+  const handler = match.route.methods[method];
+  return handler?.({ request, path: match.path, params: match.params, now, store: state.store, orders: state.orders });
+}
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,132 @@
+// The runtime matrix: the packed package's client and reference server, installed into a fresh
+// project, run the same scenario (scenario.ts) in Node 22 and 24, Bun, Deno, workerd, Chromium,
+// Firefox and WebKit, in-process (`fetch: server.fetch`) and against real HTTP reference servers this
+// test starts in Node from the same tarball. Each runtime reports JSON; the assertions are here.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConsumer, ROOT, type Consumer } from '../support/consumer.js';
+import { BUN, DENO, DENO_FLAGS, NODE_22_VERSION, NODE_24, node22, runCli, runInBrowser, runInWebKit, runWorkerd, writeEntries } from './runners.js';
+import { SCENARIO, type ErrorReport, type ModeReport, type ScenarioConfig, type ScenarioReport } from './scenario.js';
+
+type NodeAdapter = typeof import('@animal-store/sdk/node');
+type RunningServer = Awaited<ReturnType<NodeAdapter['startReferenceServer']>>;
+
+let consumer: Consumer;
+let api: RunningServer;
+let slowApi: RunningServer;
+let config: ScenarioConfig;
+
+beforeAll(async () => {
+  consumer = await createConsumer();
+  await writeEntries(consumer);
+  // The HTTP servers come from the same tarball as the code under test.
+  const { startReferenceServer } = (await import(join(consumer.dir, 'node_modules/@animal-store/sdk/dist/node.js'))) as NodeAdapter;
+  const apiKeys = { [SCENARIO.apiKey]: SCENARIO.plan };
+  api = await startReferenceServer({ port: 0, apiKeys, pets: SCENARIO.pets });
+  slowApi = await startReferenceServer({ port: 0, apiKeys, pets: SCENARIO.pets, faults: { rate: 1, kinds: ['latency'], latencyMs: SCENARIO.latencyMs } });
+  config = { baseUrl: api.url, slowBaseUrl: slowApi.url };
+}, 180_000);
+
+afterAll(async () => {
+  await api?.close();
+  await slowApi?.close();
+  await consumer?.remove();
+});
+
+const scenario = (command: () => Promise<string> | string, flags: string[] = []) => async () =>
+  runCli<ScenarioReport>(consumer, await command(), flags, { run: 'scenario', config });
+
+/**
+ * Each runtime: how it names itself (the version captured as the README's table shows it), its
+ * row in that table, and how it runs the scenario.
+ */
+const RUNTIMES: [string, RegExp, string, () => Promise<ScenarioReport>][] = [
+  ['Node 22', new RegExp(`^node (${NODE_22_VERSION.replaceAll('.', '\\.')})$`), 'Node.js', scenario(node22)],
+  ['Node 24', /^node (24\.\d+\.\d+)$/, 'Node.js', scenario(() => NODE_24)],
+  ['Bun', /^bun (1\.\d+\.\d+)$/, 'Bun', scenario(() => BUN)],
+  ['Deno', /^deno (2\.\d+\.\d+)$/, 'Deno', scenario(() => DENO, ['run', ...DENO_FLAGS])],
+  ['workerd', /^workerd (1\.\d+\.\d+)$/, 'workerd (Cloudflare Workers)', () => runWorkerd(consumer, config)],
+  // Debian updates its browsers within a major version; the README names the major.
+  ['Chromium', /^chromium\/(\d+)\./, 'Chromium', () => runInBrowser(consumer, 'chromium', config)],
+  ['Firefox', /^firefox\/(\d+\.\d+)\./, 'Firefox ESR', () => runInBrowser(consumer, 'firefox', config)],
+  ['WebKit', /^webkit\/(2\.\d+)\./, "WebKit (WebKitGTK's MiniBrowser)", () => runInWebKit(consumer, config)],
+];
+
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+const MODES = [
+  ['in-process', 'inProcess'],
+  ['over HTTP', 'http'],
+] as const;
+
+const error = (outcome: unknown): ErrorReport => {
+  expect(outcome, 'the call should have failed').not.toBe('resolved');
+  return outcome as ErrorReport;
+};
+
+describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, readmeRow, runScenario) => {
+  let report: ScenarioReport;
+
+  beforeAll(async () => {
+    // A fresh store and fresh counters on the HTTP servers, so every runtime starts alike.
+    api.server.reset();
+    slowApi.server.reset();
+    report = await runScenario();
+  }, 120_000);
+
+  it('ran in that runtime, the version the README names', () => {
+    expect(report.runtime).toMatch(runtime);
+    const row = README.split('\n').find((line) => line.startsWith(`| ${readmeRow} |`));
+    expect(row, `README's Runtime support row for ${readmeRow}`).toContain(report.runtime.match(runtime)![1]);
+  });
+
+  describe.each(MODES)('%s', (_mode, key) => {
+    const mode = (): ModeReport => report[key];
+
+    it('listPets answers the seeded pets', () => {
+      expect(mode().listed).toEqual(SCENARIO.pets.map((pet) => pet.name));
+    });
+
+    it('createPet sends its body and answers the stored pet', () => {
+      expect(mode().created).toEqual({ id: 3, name: 'Runtime', categoryId: 3, status: 'pending' });
+    });
+
+    it('getPet answers, and onDeprecation hears of it once, with its sunset', () => {
+      expect(mode().getPet).toEqual({ name: 'Luna', notices: [{ operation: 'getPet', sunset: '2030-12-05' }] });
+    });
+
+    it('a 429 is a RateLimitError carrying its Retry-After', () => {
+      const rateLimited = error(mode().rateLimited);
+      expect(rateLimited).toMatchObject({ name: 'RateLimitError', petStoreError: true, status: 429 });
+      expect(rateLimited.retryAfterMs).toBeGreaterThan(0);
+    });
+
+    it('a call inside that window is refused without sending: a ThrottledError, one of our errors', () => {
+      expect(mode().throttled).toMatchObject({ name: 'ThrottledError', petStoreError: true, code: 'rate_limited', sent: 0 });
+    });
+
+    it('a timeout fails the call with TimeoutError before the slow answer arrives', () => {
+      expect(mode().timedOut).toMatchObject({ settled: true, error: { name: 'TimeoutError', petStoreError: true } });
+    });
+
+    it("an abort rejects the call with the signal's reason before the slow answer arrives", () => {
+      expect(mode().aborted).toMatchObject({ settled: true, withReason: true });
+    });
+  });
+});
+
+describe('the packed package in Deno, without permissions', () => {
+  it('without --allow-env, a client given only baseUrl throws the ValidationError naming apiKey', async () => {
+    const flags = ['run', '--allow-net=127.0.0.1', '--node-modules-dir=manual', '--no-prompt'];
+    const outcome = await runCli<ErrorReport | 'constructed'>(consumer, DENO, flags, { run: 'missing-option', baseUrl: api.url });
+    expect(outcome).toMatchObject({ name: 'ValidationError', petStoreError: true, message: expect.stringContaining('apiKey') });
+  });
+
+  it('without --allow-net, a call fails at once with a PetStoreError saying so, not retried', async () => {
+    const flags = ['run', '--allow-env', '--node-modules-dir=manual', '--no-prompt'];
+    const outcome = await runCli<{ error: ErrorReport | 'resolved'; attempts: number }>(consumer, DENO, flags, { run: 'denied-network', baseUrl: api.url });
+    expect(outcome.attempts).toBe(1);
+    expect(error(outcome.error)).toMatchObject({ name: 'ConnectionError', petStoreError: true, message: expect.stringMatching(/--allow-net/) });
+  });
+});

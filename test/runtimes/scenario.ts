@@ -1,0 +1,186 @@
+/**
+ * The scenario every runtime of the matrix runs, with the packed package: list, create, the
+ * deprecated getPet, a 429 with Retry-After, a refusal without sending, a timeout and an abort,
+ * once against a reference server in the same runtime (`fetch: server.fetch`) and once against a
+ * real HTTP reference server the test started in Node. It only reports what happened, as JSON;
+ * the test decides what is right. It imports nothing but the package, so it runs anywhere the
+ * package claims to run.
+ */
+import { PetStoreClient, PetStoreError, type Fetch } from '@animal-store/sdk';
+import { createReferenceServer, type SeedPet } from '@animal-store/sdk/server';
+
+/** What the scenario and the test agree on. */
+export const SCENARIO = {
+  apiKey: 'runtime-key',
+  plan: 'pro',
+  pets: [
+    { name: 'Luna', categoryId: 2, status: 'available' },
+    { name: 'Milo', categoryId: 1, status: 'sold' },
+  ] satisfies SeedPet[],
+  /** How long the slow servers hold every answer. */
+  latencyMs: 2_000,
+  /** The client's per-attempt timeout against a slow server. */
+  timeoutMs: 200,
+  /** When the caller aborts a call to a slow server. */
+  abortAfterMs: 50,
+  /**
+   * A timeout or an abort must have settled the call by then: well after it fired, and well
+   * before the slow server's answer arrives (which is when a client that waits for the response
+   * would give up).
+   */
+  settleWithinMs: 1_500,
+} as const;
+
+/** Where the test's HTTP reference servers listen. */
+export interface ScenarioConfig {
+  /** The reference server over node:http, seeded with `SCENARIO.pets`. */
+  baseUrl: string;
+  /** The same, with every answer delayed by `SCENARIO.latencyMs`. */
+  slowBaseUrl: string;
+}
+
+/** An error as JSON: its class name, whether it is one of ours, and what it carries. */
+export interface ErrorReport {
+  name: string;
+  petStoreError: boolean;
+  message: string;
+  status?: number;
+  code?: string;
+  retryAfterMs?: number;
+}
+
+/** What happened against one server. */
+export interface ModeReport {
+  listed: string[];
+  created: unknown;
+  getPet: { name: string; notices: { operation: string; sunset: string | undefined }[] };
+  rateLimited: ErrorReport | 'resolved';
+  throttled: (ErrorReport | 'resolved') & { sent?: number };
+  timedOut: { settled: boolean; error?: ErrorReport | 'resolved' };
+  aborted: { settled: boolean; withReason?: boolean; error?: ErrorReport | 'resolved' };
+}
+
+export interface ScenarioReport {
+  /** Which runtime ran it, as it names itself: `node 22.23.3`, `bun 1.4.5`, a user agent. */
+  runtime: string;
+  inProcess: ModeReport;
+  http: ModeReport;
+}
+
+/** The runtime this runs in, by the globals it has. */
+export function runtimeName(): string {
+  const g = globalThis as { Bun?: { version: string }; Deno?: { version: { deno: string } }; process?: { versions?: { node?: string } }; navigator?: { userAgent?: string } };
+  if (g.Bun) return `bun ${g.Bun.version}`;
+  if (g.Deno) return `deno ${g.Deno.version.deno}`;
+  if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'workerd';
+  if (g.process?.versions?.node) return `node ${g.process.versions.node}`;
+  return g.navigator?.userAgent ?? 'unknown';
+}
+
+export function reportError(error: unknown): ErrorReport {
+  if (!(error instanceof Error)) return { name: typeof error, petStoreError: false, message: String(error) };
+  const { status, code, retryAfterMs } = error as { status?: number; code?: string; retryAfterMs?: number };
+  return { name: error.name, petStoreError: error instanceof PetStoreError, message: error.message, status, code, retryAfterMs };
+}
+
+const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => 'resolved' as const,
+    (error: unknown) => error,
+  );
+
+/** How a call settled, if it did within `SCENARIO.settleWithinMs`. */
+async function settledInTime(promise: Promise<unknown>): Promise<{ settled: boolean; outcome?: unknown }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<{ settled: false }>((resolve) => (timer = setTimeout(() => resolve({ settled: false }), SCENARIO.settleWithinMs)));
+  const result = await Promise.race([rejection(promise).then((outcome) => ({ settled: true, outcome })), late]);
+  clearTimeout(timer);
+  return result;
+}
+
+const asReport = (outcome: unknown): ErrorReport | 'resolved' => (outcome === 'resolved' ? 'resolved' : reportError(outcome));
+
+/** Runs every step against one server: `baseUrl` through `fetch`, and its slow twin. */
+async function runMode(baseUrl: string, fetch: Fetch, slowBaseUrl: string, slowFetch: Fetch): Promise<ModeReport> {
+  const { apiKey } = SCENARIO;
+  const notices: ModeReport['getPet']['notices'] = [];
+  const client = new PetStoreClient({ apiKey, baseUrl, fetch, onDeprecation: (notice) => notices.push({ operation: notice.operation, sunset: notice.sunset?.toISOString().slice(0, 10) }) });
+
+  const listed = (await client.listPets()).map((pet) => pet.name);
+  const created = await client.createPet({ name: 'Runtime', categoryId: 3, status: 'pending' }).catch(reportError);
+  const first = await client.getPet(1);
+  await client.getPet(2);
+
+  // A 429 the server forces (Prefer: code=429) with its Retry-After; then the client knows it
+  // must wait longer than it may (maxRetryDelay), so it refuses the next call without sending.
+  let sent = 0;
+  const counting: Fetch = (request, init) => {
+    sent++;
+    return fetch(request, init);
+  };
+  const limited = new PetStoreClient({ apiKey, baseUrl, fetch: counting, maxRetries: 0, maxRetryDelay: 100 });
+  const rateLimited = asReport(await rejection(limited.listPets(undefined, { headers: { Prefer: 'code=429' } })));
+  const sentBefore = sent;
+  const throttled = { ...(asReport(await rejection(limited.listPets())) as ErrorReport), sent: sent - sentBefore };
+
+  const slow = new PetStoreClient({ apiKey, baseUrl: slowBaseUrl, fetch: slowFetch, maxRetries: 0, timeout: SCENARIO.timeoutMs });
+  const timeout = await settledInTime(slow.listPets());
+  // The abort needs a client with its default timeout: a short one would end the call itself.
+  const patient = new PetStoreClient({ apiKey, baseUrl: slowBaseUrl, fetch: slowFetch, maxRetries: 0 });
+  const controller = new AbortController();
+  const reason = new Error('The caller gave up.');
+  setTimeout(() => controller.abort(reason), SCENARIO.abortAfterMs);
+  const abort = await settledInTime(patient.listPets(undefined, { signal: controller.signal }));
+
+  return {
+    listed,
+    created,
+    getPet: { name: first.name, notices },
+    rateLimited,
+    throttled,
+    timedOut: timeout.settled ? { settled: true, error: asReport(timeout.outcome) } : { settled: false },
+    aborted: abort.settled ? { settled: true, withReason: abort.outcome === reason, error: asReport(abort.outcome) } : { settled: false },
+  };
+}
+
+/** The whole scenario: in-process first, then over HTTP against the test's servers. */
+export async function runScenario(config: ScenarioConfig): Promise<ScenarioReport> {
+  const apiKeys = { [SCENARIO.apiKey]: SCENARIO.plan };
+  const server = createReferenceServer({ apiKeys, pets: SCENARIO.pets });
+  const slowServer = createReferenceServer({ apiKeys, pets: SCENARIO.pets, faults: { rate: 1, kinds: ['latency'], latencyMs: SCENARIO.latencyMs } });
+  const inProcess = await runMode('http://in-process.test/v1', server.fetch, 'http://in-process.test/v1', slowServer.fetch);
+  const network: Fetch = (request, init) => globalThis.fetch(request, init);
+  const http = await runMode(config.baseUrl, network, config.slowBaseUrl, network);
+  return { runtime: runtimeName(), inProcess, http };
+}
+
+/**
+ * Deno without `--allow-env`: a client given only `baseUrl` must say that `apiKey` is missing
+ * (a ValidationError naming it), not leak Deno's `NotCapable`.
+ */
+export function missingOption(baseUrl: string): ErrorReport | 'constructed' {
+  try {
+    new PetStoreClient({ baseUrl });
+    return 'constructed';
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+/**
+ * Deno without `--allow-net`: a call must fail with a PetStoreError, and not be retried (the
+ * permission will not appear between attempts).
+ */
+export async function deniedNetwork(baseUrl: string): Promise<{ error: ErrorReport | 'resolved'; attempts: number }> {
+  let attempts = 0;
+  const client = new PetStoreClient({
+    apiKey: SCENARIO.apiKey,
+    baseUrl,
+    fetch: (request, init) => {
+      attempts++;
+      return globalThis.fetch(request, init);
+    },
+  });
+  const error = asReport(await rejection(client.listPets()));
+  return { error, attempts };
+}

@@ -1,0 +1,294 @@
+/**
+ * The reference server as a fixture for any language: the admin API over plain HTTP (node:http
+ * on port 0), request ids, the journal, the clock and forced answers.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startReferenceServer, type RunningReferenceServer } from '@animal-store/sdk/node';
+import { createReferenceServer, type BanEvent, type ReferenceServerOptions } from '@animal-store/sdk/server';
+
+/** 2027-01-01T00:00:00Z: a clock-aligned minute and day start, before getPet's sunset. */
+const T0 = Date.UTC(2027, 0, 1);
+const KEY = 'admin-test-key-1';
+
+describe('admin API over HTTP', () => {
+  let running: RunningReferenceServer | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  const start = async (options: ReferenceServerOptions = {}) => {
+    let now = T0;
+    running = await startReferenceServer({
+      apiKeys: { [KEY]: { perMinute: 2, perDay: 100 }, 'other-key': 'free' },
+      pets: 3,
+      now: () => now,
+      admin: true,
+      ...options,
+    });
+    const origin = new URL(running.url).origin;
+    return {
+      /** Plain HTTP, as a test in any language would send it. */
+      http: (path: string, init: RequestInit = {}) => fetch(`${origin}${path}`, init),
+      api: (path: string, init: RequestInit = {}) =>
+        fetch(`${origin}/v1${path}`, { ...init, headers: { Authorization: `Bearer ${KEY}`, ...init.headers } }),
+      tick: (ms: number) => void (now += ms),
+    };
+  };
+  const postJson = (body: unknown): RequestInit => ({
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+  it('is off unless asked for: /_admin/ paths answer a 404 that says how to turn it on, and nothing is reset', async () => {
+    const { http, api } = await start({ admin: undefined });
+    await api('/pets', postJson({ name: 'Extra', categoryId: 1 }));
+    const response = await http('/_admin/reset', { method: 'POST' });
+    expect(response.status).toBe(404);
+    const body = await response.json();
+    expect(body).toMatchObject({ code: 'not_found', status: 404 });
+    expect(body.message).toContain('--admin');
+    expect(running!.server.inspect().petCount).toBe(4);
+  });
+
+  it('POST /_admin/reset restores the seed pets and forgets every window, counter and recorded request', async () => {
+    const { http, api } = await start();
+    await api('/pets', postJson({ name: 'Extra', categoryId: 1 }));
+    await api('/pets');
+    expect((await api('/pets')).status).toBe(429);
+    const reset = await http('/_admin/reset', { method: 'POST' });
+    expect(reset.status).toBe(200);
+    expect(await reset.json()).toEqual({ reset: true });
+    expect(reset.headers.get('X-Request-Id')).toMatch(/^[0-9a-f]{16}$/);
+    expect(running!.server.inspect()).toEqual({ petCount: 3, keys: {} });
+    expect(await (await http('/_admin/keys')).json()).toEqual({ keys: {} });
+    expect(await (await http('/_admin/requests')).json()).toEqual({ requests: [] });
+    expect((await api('/pets')).status).toBe(200);
+  });
+
+  it('GET /_admin/keys gives each key\'s counters as inspect() does, keys shown by a label that never holds the key', async () => {
+    const { http, api } = await start();
+    for (let i = 0; i < 4; i++) await api('/pets');
+    const body = await (await http('/_admin/keys')).json();
+    const labels = Object.keys(body.keys);
+    expect(labels).toHaveLength(1);
+    expect(labels[0]).toBe('admi…');
+    expect(body.keys[labels[0]!]).toEqual(running!.server.inspect().keys[KEY]);
+    expect(body.keys[labels[0]!]).toEqual({ requests: 4, rateLimited: 2, insideRetryAfter: 1, bans: 0 });
+    expect(JSON.stringify(body)).not.toContain(KEY);
+  });
+
+  it('GET /_admin/requests lists time, method, path, status, request id, key label and the Retry-After flag; DELETE clears it', async () => {
+    const { http, api } = await start();
+    const answers = [await api('/pets?limit=1'), await api('/pets'), await api('/pets'), await http('/v1/pets')];
+    const { requests: journal } = await (await http('/_admin/requests')).json();
+    expect(journal).toHaveLength(4);
+    expect(journal.map((r: { status: number }) => r.status)).toEqual([200, 200, 429, 401]);
+    expect(journal[0]).toEqual({
+      time: new Date(T0).toISOString(),
+      method: 'GET',
+      path: '/v1/pets?limit=1',
+      status: 200,
+      requestId: answers[0]!.headers.get('X-Request-Id'),
+      key: 'admi…',
+      insideRetryAfter: false,
+    });
+    expect(journal[2]).toMatchObject({ code: 'rate_limited', insideRetryAfter: false });
+    expect(journal[3]).toMatchObject({ code: 'missing_api_key', insideRetryAfter: false });
+    expect(journal[3].key).toBeNull();
+    expect(journal.map((r: { requestId: string }) => r.requestId)).toEqual(answers.map((a) => a.headers.get('X-Request-Id')));
+    expect(JSON.stringify(journal)).not.toContain(KEY);
+    // Admin calls are not recorded.
+    expect((await (await http('/_admin/requests')).json()).requests).toHaveLength(4);
+    const cleared = await http('/_admin/requests', { method: 'DELETE' });
+    expect(await cleared.json()).toEqual({ cleared: true });
+    expect(await (await http('/_admin/requests')).json()).toEqual({ requests: [] });
+  });
+
+  it('a request inside an announced Retry-After window is flagged in the journal', async () => {
+    const { http, api } = await start();
+    await api('/pets');
+    await api('/pets');
+    await api('/pets'); // 429: the window opens
+    await api('/pets'); // inside it
+    const { requests } = await (await http('/_admin/requests')).json();
+    expect(requests.map((r: { insideRetryAfter: boolean }) => r.insideRetryAfter)).toEqual([false, false, false, true]);
+  });
+
+  it('POST /_admin/clock {"advanceMs"} skips the minute window without waiting', async () => {
+    const { http, api } = await start();
+    await api('/pets');
+    await api('/pets');
+    expect((await api('/pets')).status).toBe(429);
+    const moved = await http('/_admin/clock', postJson({ advanceMs: 60_000 }));
+    expect(moved.status).toBe(200);
+    expect(await moved.json()).toEqual({ now: new Date(T0 + 60_000).toISOString() });
+    const after = await api('/pets');
+    expect(after.status).toBe(200);
+    expect(after.headers.get('Date')).toBe(new Date(T0 + 60_000).toUTCString());
+  });
+
+  it('POST /_admin/clock {"set"} moves the clock to a date, and it runs on from there with the now option', async () => {
+    const { http, api, tick } = await start();
+    expect((await http('/_admin/clock', postJson({ set: '2030-12-05T00:00:00Z' }))).status).toBe(200);
+    const gone = await api('/pets/1');
+    expect(gone.status).toBe(410);
+    expect((await gone.json()).code).toBe('gone');
+    tick(1_500);
+    expect(await (await http('/_admin/clock')).json()).toEqual({ now: '2030-12-05T00:00:01.500Z' });
+    expect((await http('/_admin/clock', postJson({ set: '2030-12-04T23:59:59+00:00' }))).status).toBe(200);
+    expect((await api('/pets/1')).status).toBe(200);
+  });
+
+  it.each([
+    ['not JSON', '{"advanceMs":', 'invalid_json'],
+    ['an empty body', '', 'invalid_json'],
+    ['an array', [], 'invalid_body'],
+    ['an empty object', {}, 'invalid_body'],
+    ['both fields', { advanceMs: 1, set: '2026-12-01T00:00:00Z' }, 'invalid_body'],
+    ['an unknown field', { advance: 1 }, 'invalid_body'],
+    ['a negative advance', { advanceMs: -1 }, 'invalid_body'],
+    ['an advance as a string', { advanceMs: '60000' }, 'invalid_body'],
+    ['a date without its offset', { set: '2026-12-01T00:00:00' }, 'invalid_body'],
+    ['a date that is not one', { set: '2026-13-45T00:00:00Z' }, 'invalid_body'],
+    ['a date Date.parse would guess', { set: 'Dec 1 2026' }, 'invalid_body'],
+    ['a number as the date', { set: 1_790_000_000_000 }, 'invalid_body'],
+  ])('POST /_admin/clock with %s answers a 400 Error record and leaves the clock alone', async (_what, body, code) => {
+    const { http } = await start();
+    const response = await http('/_admin/clock', postJson(body));
+    expect(response.status).toBe(400);
+    const record = await response.json();
+    expect(record).toEqual({ code, message: expect.stringContaining('advanceMs'), status: 400 });
+    expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
+  });
+
+  it('an unknown admin path answers 404 listing the admin paths, a wrong method 405 with Allow', async () => {
+    const { http } = await start();
+    const unknown = await http('/_admin/nothing');
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).message).toContain('/_admin/clock');
+    const wrong = await http('/_admin/keys', { method: 'DELETE' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
+    expect(await wrong.json()).toMatchObject({ code: 'method_not_allowed', status: 405 });
+  });
+});
+
+describe('request ids, the journal and the clock in-process', () => {
+  const get = (server: ReturnType<typeof createReferenceServer>, path: string, headers: Record<string, string> = { Authorization: 'Bearer k' }) =>
+    server.fetch(new Request(`http://a.test${path}`, { headers }));
+
+  it('every answer carries a distinct X-Request-Id, errors, preflights and injected 503s included', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const faulty = createReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['error'] } });
+    const answers = [
+      await get(server, '/v1/pets'),
+      await get(server, '/v1/pets', {}),
+      await get(server, '/'),
+      await server.fetch(new Request('http://a.test/v1/pets', { method: 'OPTIONS' })),
+      await get(faulty, '/v1/pets'),
+    ];
+    const ids = answers.map((r) => r.headers.get('X-Request-Id'));
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(answers[0]!.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/)).toContain('X-Request-Id');
+  });
+
+  it('server.requests() records what was answered and clearRequests() forgets it; the journal keeps the last 1,000', async () => {
+    const server = createReferenceServer({ apiKeys: { k: { perMinute: 5_000, perDay: 5_000 } } });
+    for (let i = 0; i < 1_005; i++) await get(server, `/v1/store/orders?i=${i}`);
+    const journal = server.requests();
+    expect(journal).toHaveLength(1_000);
+    expect(journal[0]!.path).toBe('/v1/store/orders?i=5');
+    expect(journal.at(-1)!.path).toBe('/v1/store/orders?i=1004');
+    server.clearRequests();
+    expect(server.requests()).toEqual([]);
+  });
+
+  it('server.clock.advance and set move the windows and compose with the now option', async () => {
+    let now = T0;
+    const server = createReferenceServer({ apiKeys: { k: { perMinute: 1, perDay: 10 } }, now: () => now });
+    expect((await get(server, '/v1/pets')).status).toBe(200);
+    expect((await get(server, '/v1/pets')).status).toBe(429);
+    server.clock.advance(60_000);
+    expect(server.clock.now().getTime()).toBe(T0 + 60_000);
+    expect((await get(server, '/v1/pets')).status).toBe(200);
+    now += 1_000; // the now option keeps moving the clock, the offset stays
+    expect(server.clock.now().getTime()).toBe(T0 + 61_000);
+    server.clock.set(new Date(Date.UTC(2031, 0, 1)));
+    expect((await get(server, '/v1/pets/1')).status).toBe(410);
+    expect(() => server.clock.advance(-1)).toThrow(TypeError);
+    expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
+  });
+
+  it('onBan tells when a key is banned and when the ban ends, by label, on the server\'s clock', async () => {
+    const events: BanEvent[] = [];
+    const server = createReferenceServer({
+      apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
+      now: () => T0,
+      banThreshold: 1,
+      banDurationMs: 120_000,
+      onBan: (event) => events.push(event),
+    });
+    const send = () => get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' });
+    for (let i = 0; i < 4; i++) await send(); // 200, 429, strike 1, strike 2 > 1: banned
+    expect(events).toEqual([
+      { state: 'banned', key: 'ban-…', time: new Date(T0).toISOString(), until: new Date(T0 + 120_000).toISOString() },
+    ]);
+    server.clock.advance(119_000);
+    expect(events).toHaveLength(1);
+    server.clock.advance(1_000);
+    expect(events[1]).toEqual({ state: 'ended', key: events[0]!.key, time: new Date(T0 + 120_000).toISOString(), until: new Date(T0 + 120_000).toISOString() });
+    expect(JSON.stringify(events)).not.toContain('ban-me-please');
+  });
+
+  it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
+    const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free' }, admin: true });
+    for (const key of ['abc', 'same-one', 'same-two']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
+    const { keys } = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
+    expect(Object.keys(keys)).toEqual(['a…', 'same…', 'same…#2']);
+  });
+});
+
+describe('forced answers: Prefer: code=…', () => {
+  it.each([
+    [401, 'invalid_api_key'],
+    [404, 'not_found'],
+    [429, 'rate_limited'],
+    [500, 'internal_error'],
+    [503, 'service_unavailable'],
+  ] as const)('Prefer: code=%d answers that status with an Error record (%s) and changes nothing', async (status, code) => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 2, now: () => T0 + 15_000 });
+    const response = await server.fetch(
+      new Request('http://a.test/v1/pets', {
+        method: 'POST',
+        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json', Prefer: `code=${status}` },
+        body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+      }),
+    );
+    expect(response.status).toBe(status);
+    expect(await response.json()).toEqual({ code, message: expect.stringContaining('Prefer'), status });
+    expect(response.headers.get('Preference-Applied')).toBe(`code=${status}`);
+    expect(response.headers.get('X-RateLimit-Limit')).toBe('60');
+    expect(response.headers.get('X-Request-Id')).toMatch(/^[0-9a-f]{16}$/);
+    if (status === 429) {
+      expect(response.headers.get('Retry-After')).toBe('45');
+      expect(response.headers.get('X-RateLimit-Remaining')).toBe('0');
+    }
+    if (status === 401) expect(response.headers.get('WWW-Authenticate')).toMatch(/^Bearer/);
+    expect(server.inspect()).toEqual({ petCount: 2, keys: {} });
+    expect(server.requests()[0]).toMatchObject({ status, code, forced: true });
+  });
+
+  it('a preference for any other status, or none, is ignored as RFC 7240 asks', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    for (const prefer of ['code=418', 'code=200', 'respond-async', 'code=4299', 'xcode=429']) {
+      const response = await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: 'Bearer k', Prefer: prefer } }));
+      expect(response.status, prefer).toBe(200);
+      expect(response.headers.get('Preference-Applied')).toBeNull();
+    }
+    const listed = await server.fetch(new Request('http://a.test/v1/pets', { headers: { Prefer: 'return=minimal, code=429' } }));
+    expect(listed.status).toBe(429);
+  });
+});
