@@ -23,8 +23,8 @@ import { notify, Signal } from './client/runtime.js';
 export interface RedisClient {
   /** Runs a loaded script by its SHA-1. */
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  /** Loads a script; resolves to its SHA-1. */
-  scriptLoad(script: string): Promise<string>;
+  /** Runs a script from its source (and caches it for `evalSha`). */
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   /** A new client with the same options, for pub/sub. */
   duplicate(): RedisSubscriber;
   /** node-redis's events; the coordinator listens for `end`, when the app closes its client. */
@@ -172,18 +172,18 @@ local state = ${STATE}
 redis.call('PUBLISH', ARGV[7], state)
 return state`;
 
-/** Loads a script once and runs it by SHA-1 (one round trip a decision), reloading after a flush. */
+/**
+ * Runs a script by its SHA-1: one round trip a decision. When Redis does not know it (first use,
+ * a restart, SCRIPT FLUSH), once more with its source, which EVAL caches for the next time.
+ */
 function script(redis: RedisClient, source: string) {
-  let sha: Promise<string> | undefined;
+  const sha = createHash('sha1').update(source).digest('hex');
   return async (keys: string[], args: string[]): Promise<unknown> => {
-    sha ??= redis.scriptLoad(source);
     try {
-      return await redis.evalSha(await sha, { keys, arguments: args });
+      return await redis.evalSha(sha, { keys, arguments: args });
     } catch (error) {
-      sha = undefined;
       if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error;
-      sha = redis.scriptLoad(source);
-      return redis.evalSha(await sha, { keys, arguments: args });
+      return redis.eval(source, { keys, arguments: args });
     }
   };
 }

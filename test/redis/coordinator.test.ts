@@ -232,6 +232,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const { coordinator } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
+    const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    (first as { release: () => void }).release();
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.scriptFlush();
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    expect(warnings).toEqual([]);
+  });
+
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 2, perDay: 100 } } });
     const prefix = fresh();
