@@ -105,6 +105,18 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(late.getSnapshot()).toMatchObject({ limit: 300, remaining: 299 });
   });
 
+  it('a spent window: every process waits for its reset, then one probe goes first for all of them', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 0, resetInMs: 300 }, blockForMs: undefined, banned: false });
+    const spent = await b.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(spent.kind).toBe('spent');
+    await new Promise((resolve) => setTimeout(resolve, (spent as { waitMs: number }).waitMs + 20));
+    const kinds = [(await a.acquire({ throttle: true, leaseMs: 60_000 })).kind, (await b.acquire({ throttle: true, leaseMs: 60_000 })).kind];
+    expect(kinds).toEqual(['granted', 'busy']);
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
