@@ -7,8 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createClient } from 'redis';
 import { freePort } from '../support/ports.js';
+import { PROGRAMS, programPath } from '../support/programs.js';
 
-export const REDIS_SERVER = process.env.REDIS_SERVER || '/usr/bin/redis-server';
+export const REDIS_SERVER = programPath(PROGRAMS.redis);
 
 export interface RedisProcess {
   url: string;
