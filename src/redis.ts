@@ -230,16 +230,18 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const warn = options.onWarning ?? ((message: string) => console.warn(message));
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
-  const channels = new Map<string, (message: string) => void>();
   let subscriber: RedisSubscriber | undefined;
   let closed = false;
 
   /** One pub/sub connection for every key; it never keeps the process alive. */
   const subscribe = async (channel: string, listener: (message: string) => void) => {
-    channels.set(channel, listener);
     if (!subscriber) {
       subscriber = redis.duplicate();
-      subscriber.on('error', () => {});
+      // Redis going away wakes every waiter of this process, to fall back rather than sleep out a
+      // lease that nobody will release through Redis.
+      subscriber.on('error', () => {
+        for (const shared of bound.values()) shared.wake();
+      });
       await subscriber.connect();
       subscriber.unref();
     }
@@ -362,7 +364,12 @@ class Shared implements RateLimitCoordinator {
     const since = this.#generation;
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
     const { state, slots, channel } = this.#keys;
-    const release = () => void this.run.release([slots], [slot, channel]).catch(() => {});
+    const release = () => {
+      void this.run.release([slots], [slot, channel]).catch(() => {});
+      // This process's waiters need no round trip through Redis to hear of it; their next
+      // decision is sent after the release on the same connection.
+      this.wake();
+    };
     try {
       const [kind, waitMs, banned, shared] = (await bounded(
         this.run.acquire([state, slots], [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, this.#deadline()]),
@@ -486,8 +493,13 @@ class Shared implements RateLimitCoordinator {
 
   /** A message on the channel: a new state or a released slot; waiters ask again. */
   #receive(message: string): void {
-    this.#generation++;
     this.#adopt(message);
+    this.wake();
+  }
+
+  /** Wakes this process's waiters to ask again; a refusal given before is out of date. */
+  wake(): void {
+    this.#generation++;
     this.#changes.fire();
   }
 

@@ -275,6 +275,38 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     inspector.destroy();
   });
 
+  it('Redis down while calls wait for a slot another process holds: they are woken to fall back, not left to wait out its lease', async () => {
+    const prefix = fresh();
+    const { coordinator: holder } = await coordinatorOf(prefix);
+    const { coordinator: waiting } = await coordinatorOf(prefix, { onWarning: () => {} });
+    expect(await holder.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    expect(await waiting.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    let woken = false;
+    void waiting.changed().then(() => void (woken = true));
+    await redis.stop();
+    try {
+      expect(await until(() => woken, 5_000)).toBe(true);
+      expect(await waiting.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    } finally {
+      await redis.start();
+    }
+  });
+
+  it('a released slot wakes the waiters of its own process even when Redis cannot pass the word on', async () => {
+    const prefix = fresh();
+    const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
+    const held = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    let woken = false;
+    void coordinator.changed().then(() => void (woken = true));
+    (held as { release: () => void }).release();
+    expect(await until(() => woken, 500)).toBe(true);
+    await inspector.ping();
+  });
+
   it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
     const prefix = fresh();
