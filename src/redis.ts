@@ -377,6 +377,7 @@ class Shared implements RateLimitCoordinator {
         request.signal,
       )) as [number, number, number, string];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+      this.#answered();
       this.#adopt(shared);
       if (kind === 0) return { throttle, decision: { kind: 'granted', release } };
       const wait = Math.max(0, waitMs ?? 0);
@@ -447,7 +448,10 @@ class Shared implements RateLimitCoordinator {
     return Promise.race([this.#changes.next(signal), this.#fallback.changed(signal)]);
   }
 
-  /** Whether to use Redis now: yes while it answers; after a failure, again once a second has passed. */
+  /**
+   * Whether to ask Redis now: yes while it answers; after a failure, again once a second has
+   * passed (it is back only once a script answers).
+   */
   async #redis(signal?: AbortSignal): Promise<boolean> {
     if (this.closed()) return false;
     if (this.#failedAt && Date.now() - this.#failedAt < REJOIN_AFTER_MS) return false;
@@ -460,11 +464,17 @@ class Shared implements RateLimitCoordinator {
       this.#fail(error);
       return false;
     }
-    if (this.#failedAt) {
-      this.#failedAt = 0;
-      this.warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
-    }
     return true;
+  }
+
+  /**
+   * A decision came back in time: if Redis had failed, it is back (said once). Only decisions
+   * count: an observation's answer may come however late, and would make the warnings flap.
+   */
+  #answered(): void {
+    if (!this.#failedAt) return;
+    this.#failedAt = 0;
+    this.warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
   }
 
   #fail(error: unknown): void {

@@ -307,6 +307,27 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it('Redis down for a while: one warning, however many times the coordinator tries it again', async () => {
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const { coordinator } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
+    const first = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    (first as { release: () => void }).release();
+    await redis.stop();
+    try {
+      // Three decisions more than a second apart: each after the first tries Redis again.
+      for (let i = 0; i < 3; i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1_100));
+        const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+        expect(decision.kind).toBe('granted');
+        (decision as { release: () => void }).release();
+      }
+      expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    } finally {
+      await redis.start();
+    }
+  });
+
   it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
     const prefix = fresh();
