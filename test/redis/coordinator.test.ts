@@ -38,21 +38,27 @@ async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOp
   return { connection, coordinator: createRedisCoordinator({ redis: connection, prefix, ...options }).bind(SCOPE) };
 }
 /**
- * Two processes of one key, the first ("slow") with its connection warmed up (subscribed, scripts
- * loaded, Redis' clock measured); then Redis holds every command for `holdMs`.
+ * A process whose coordinator has made one decision (subscribed, scripts known, Redis' clock
+ * measured), with its warnings collected.
  */
-async function slowRedis(holdMs: number, options: Partial<RedisCoordinatorOptions> = {}) {
+async function warmProcessOf(prefix: string) {
+  const warnings: string[] = [];
+  const { connection, coordinator } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
+  const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+  (first as { release: () => void }).release();
+  return { connection, coordinator, warnings };
+}
+/** Two processes of one key, the first ("slow") warmed up; then Redis holds every command for `holdMs`. */
+async function slowRedis(holdMs: number) {
   const prefix = fresh();
-  const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: () => {}, ...options });
+  const { connection, coordinator: slow, warnings } = await warmProcessOf(prefix);
   const { coordinator: other } = await coordinatorOf(prefix);
-  const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
-  (warm as { release: () => void }).release();
   const inspector = await connect(redis.url);
   connections.push(inspector);
   await inspector.sendCommand(['CLIENT', 'PAUSE', String(holdMs), 'ALL']);
   // Resolves once Redis has run everything the slow process sent before it.
   const caughtUp = () => connection.ping();
-  return { slow, other, caughtUp };
+  return { slow, other, caughtUp, warnings };
 }
 const until = async (check: () => boolean, ms = 3_000) => {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -158,10 +164,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis slow: an acquire given up on (the client fell back) holds no slot when Redis runs it late', async () => {
-    const warnings: string[] = [];
     // Redis holds every command for 1.5 s: the acquire times out, and the client sends through
     // its in-process fallback (and gives that slot back) long before Redis runs the script.
-    const { slow, other, caughtUp } = await slowRedis(1_500, { onWarning: (m) => void warnings.push(m) });
+    const { slow, other, caughtUp, warnings } = await slowRedis(1_500);
     const fallen = await slow.acquire({ throttle: true, leaseMs: 60_000 });
     expect(fallen.kind).toBe('granted');
     (fallen as { release: () => void }).release();
@@ -210,10 +215,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('Redis slow: a process that falls back still honours the 429 another process met', async () => {
     const prefix = fresh();
-    const { coordinator: a } = await coordinatorOf(prefix, { onWarning: () => {} });
+    const { coordinator: a } = await warmProcessOf(prefix);
     const { coordinator: b } = await coordinatorOf(prefix);
-    const warm = await a.acquire({ throttle: true, leaseMs: 60_000 });
-    (warm as { release: () => void }).release();
     await b.observe({ status: 429, budget: { limit: 60, remaining: 0, resetInMs: 30_000 }, blockForMs: 30_000, banned: false });
     expect(await until(() => a.getSnapshot()?.blockedUntil !== undefined)).toBe(true);
     const inspector = await connect(redis.url);
@@ -245,11 +248,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
-    const prefix = fresh();
-    const warnings: string[] = [];
-    const { coordinator } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
-    const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
-    (first as { release: () => void }).release();
+    const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);
     connections.push(inspector);
     await inspector.scriptFlush();
@@ -308,11 +307,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis down for a while: one warning, however many times the coordinator tries it again', async () => {
-    const prefix = fresh();
-    const warnings: string[] = [];
-    const { coordinator } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
-    const first = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
-    (first as { release: () => void }).release();
+    const { coordinator, warnings } = await warmProcessOf(fresh());
     await redis.stop();
     try {
       // Three decisions more than a second apart: each after the first tries Redis again.
