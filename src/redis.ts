@@ -23,8 +23,8 @@ import { notify, Signal } from './client/runtime.js';
 export interface RedisClient {
   /** Runs a loaded script by its SHA-1. */
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  /** Loads a script; resolves to its SHA-1. */
-  scriptLoad(script: string): Promise<string>;
+  /** Runs a script from its source (and caches it for `evalSha`). */
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   /** A new client with the same options, for pub/sub. */
   duplicate(): RedisSubscriber;
   /** node-redis's events; the coordinator listens for `end`, when the app closes its client. */
@@ -91,8 +91,8 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
 // reset counted from when it ran, would pass for a newer window with an old, higher remaining.
 const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0 and now > tonumber(${deadline}) then return ${answer} end`;
 
-/** The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,now`, on Redis' clock. */
-const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. now`;
+/** The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,now`, on Redis' clock. */
+const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. now`;
 
 /**
  * KEYS: state, slots. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none).
@@ -107,9 +107,10 @@ local limit = tonumber(s[2]) or 0
 local remaining = tonumber(s[3]) or 0
 local resetAt = tonumber(s[4]) or 0
 local blockedUntil = tonumber(s[5]) or 0
+local banned = tonumber(s[6]) or 0
 local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
-if blockedUntil > now then return {1, blockedUntil - now, tonumber(s[6]) or 0, state} end
+if blockedUntil > now then return {1, blockedUntil - now, banned, state} end
 if ARGV[1] == '1' and announced ~= 2 then
   local busy = false
   if announced == 0 or resetAt <= now then
@@ -134,16 +135,21 @@ const RELEASE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV
 
 /**
  * KEYS: state. ARGV: hasBudget, limit, remaining, resetInMs, blockForMs (-1: none), banned,
- * channel, ttl, deadline (0: none). Publishes and returns the state (empty when late).
+ * channel, ttl, sentAt and deadline (0: unknown). Publishes and returns the state.
+ * Past its deadline, an observation's budget is dropped; its block is kept, counted from when it
+ * was sent: blocking for the time the service said is safe however late it comes.
  */
 const OBSERVE = `${NOW}
-${LATE('ARGV[9]', "''")}
-local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil')
+local sentAt = tonumber(ARGV[9])
+local timely = tonumber(ARGV[10]) == 0 or now <= tonumber(ARGV[10])
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned')
 local limit = tonumber(s[1]) or 0
 local remaining = tonumber(s[2]) or 0
 local resetAt = tonumber(s[3]) or 0
 local blockedUntil = tonumber(s[4]) or 0
-if ARGV[1] == '1' then
+local banned = tonumber(s[5]) or 0
+if not timely then
+elseif ARGV[1] == '1' then
   local reset = now + tonumber(ARGV[4])
   if resetAt == 0 or reset > resetAt + ${SAME_WINDOW_MS} then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
@@ -155,36 +161,44 @@ elseif resetAt <= now then
   redis.call('HSET', KEYS[1], 'announced', 2)
 end
 local blockFor = tonumber(ARGV[5])
-if blockFor >= 0 and now + blockFor >= blockedUntil then
-  blockedUntil = now + blockFor
-  redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'banned', ARGV[6])
+local from = timely and now or sentAt
+if blockFor >= 0 and from + blockFor > now and from + blockFor >= blockedUntil then
+  blockedUntil = from + blockFor
+  banned = tonumber(ARGV[6])
+  redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'banned', banned)
 end
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[8]))
 local state = ${STATE}
 redis.call('PUBLISH', ARGV[7], state)
 return state`;
 
-/** Loads a script once and runs it by SHA-1 (one round trip a decision), reloading after a flush. */
+/**
+ * Runs a script by its SHA-1: one round trip a decision. When Redis does not know it (first use,
+ * a restart, SCRIPT FLUSH), once more with its source, which EVAL caches for the next time.
+ */
 function script(redis: RedisClient, source: string) {
-  let sha: Promise<string> | undefined;
+  const sha = createHash('sha1').update(source).digest('hex');
   return async (keys: string[], args: string[]): Promise<unknown> => {
-    sha ??= redis.scriptLoad(source);
     try {
-      return await redis.evalSha(await sha, { keys, arguments: args });
+      return await redis.evalSha(sha, { keys, arguments: args });
     } catch (error) {
-      sha = undefined;
       if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error;
-      sha = redis.scriptLoad(source);
-      return redis.evalSha(await sha, { keys, arguments: args });
+      return redis.eval(source, { keys, arguments: args });
     }
   };
 }
+
+/** Why {@link bounded} gave up: Redis did not answer in time. */
+class SlowRedis extends Error {}
 
 /** Rejects after `ms` (never for `Infinity`), or when `signal` aborts: no decision waits on Redis longer. */
 function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const timer = Number.isFinite(ms) ? setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms) : undefined;
+    // The verdict waits for the I/O of the loop turn in which the timer fires: a process that was
+    // busy (or descheduled) past `ms` reads the reply that came in meanwhile before calling Redis slow.
+    const late = () => setImmediate(() => reject(new SlowRedis(`Redis did not answer within ${ms} ms`)));
+    const timer = Number.isFinite(ms) ? setTimeout(late, ms) : undefined;
     const onAbort = () => reject(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(resolve, reject).finally(() => {
@@ -216,16 +230,18 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const warn = options.onWarning ?? ((message: string) => console.warn(message));
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
-  const channels = new Map<string, (message: string) => void>();
   let subscriber: RedisSubscriber | undefined;
   let closed = false;
 
   /** One pub/sub connection for every key; it never keeps the process alive. */
   const subscribe = async (channel: string, listener: (message: string) => void) => {
-    channels.set(channel, listener);
     if (!subscriber) {
       subscriber = redis.duplicate();
-      subscriber.on('error', () => {});
+      // Redis going away wakes every waiter of this process, to fall back rather than sleep out a
+      // lease that nobody will release through Redis.
+      subscriber.on('error', () => {
+        for (const shared of bound.values()) shared.wake();
+      });
       await subscriber.connect();
       subscriber.unref();
     }
@@ -281,6 +297,8 @@ class Shared implements RateLimitCoordinator {
   #subscribed: Promise<void> | undefined;
   /** This machine's clock minus Redis', measured from replies; `undefined` before any. */
   #offset: number | undefined;
+  /** The last shared state the fallback was told, without its time. */
+  #shared = '';
   /** Counts the messages received (states, released slots): a refusal is current while it is unchanged. */
   #generation = 0;
   /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
@@ -346,7 +364,12 @@ class Shared implements RateLimitCoordinator {
     const since = this.#generation;
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
     const { state, slots, channel } = this.#keys;
-    const release = () => void this.run.release([slots], [slot, channel]).catch(() => {});
+    const release = () => {
+      void this.run.release([slots], [slot, channel]).catch(() => {});
+      // This process's waiters need no round trip through Redis to hear of it; their next
+      // decision is sent after the release on the same connection.
+      this.wake();
+    };
     try {
       const [kind, waitMs, banned, shared] = (await bounded(
         this.run.acquire([state, slots], [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, this.#deadline()]),
@@ -354,6 +377,7 @@ class Shared implements RateLimitCoordinator {
         request.signal,
       )) as [number, number, number, string];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+      this.#answered();
       this.#adopt(shared);
       if (kind === 0) return { throttle, decision: { kind: 'granted', release } };
       const wait = Math.max(0, waitMs ?? 0);
@@ -392,12 +416,12 @@ class Shared implements RateLimitCoordinator {
   async observe(observation: RateLimitObservation): Promise<void> {
     // The fallback always learns too, so that a fall back starts from what is known.
     this.#fallback.observe(observation);
-    const redis = await this.#redis();
-    if (!redis) return;
+    // Sent even while this process falls back: a 429 it meets then must still reach the processes
+    // that coordinate through Redis. No call waits for it; Redis runs it when it can.
+    if (this.closed()) return;
     const { budget, blockForMs, banned } = observation;
-    try {
-      const state = (await bounded(
-        this.run.observe(
+    const sent = this.run
+      .observe(
           [this.#keys.state],
           [
             budget ? '1' : '0',
@@ -408,15 +432,15 @@ class Shared implements RateLimitCoordinator {
             banned ? '1' : '0',
             this.#keys.channel,
             String(STATE_TTL_MS),
-            this.#deadline(),
+            ...this.#sentAtAndDeadline(),
           ],
-        ),
-        this.timeoutMs,
-      )) as string;
-      if (state === '') throw new Error(`Redis ran the observation more than ${this.timeoutMs} ms late`);
-      this.#receive(state);
+        )
+      .then((state) => this.#receive(state as string));
+    try {
+      await bounded(sent, this.timeoutMs);
     } catch (error) {
-      this.#fail(error);
+      // Slow is not failed here: the observation still runs, and acquire tells when Redis is too slow.
+      if (!(error instanceof SlowRedis)) this.#fail(error);
     }
   }
 
@@ -424,7 +448,10 @@ class Shared implements RateLimitCoordinator {
     return Promise.race([this.#changes.next(signal), this.#fallback.changed(signal)]);
   }
 
-  /** Whether to use Redis now: yes while it answers; after a failure, again once a second has passed. */
+  /**
+   * Whether to ask Redis now: yes while it answers; after a failure, again once a second has
+   * passed (it is back only once a script answers).
+   */
   async #redis(signal?: AbortSignal): Promise<boolean> {
     if (this.closed()) return false;
     if (this.#failedAt && Date.now() - this.#failedAt < REJOIN_AFTER_MS) return false;
@@ -437,11 +464,17 @@ class Shared implements RateLimitCoordinator {
       this.#fail(error);
       return false;
     }
-    if (this.#failedAt) {
-      this.#failedAt = 0;
-      this.warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
-    }
     return true;
+  }
+
+  /**
+   * A decision came back in time: if Redis had failed, it is back (said once). Only decisions
+   * count: an observation's answer may come however late, and would make the warnings flap.
+   */
+  #answered(): void {
+    if (!this.#failedAt) return;
+    this.#failedAt = 0;
+    this.warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
   }
 
   #fail(error: unknown): void {
@@ -458,21 +491,46 @@ class Shared implements RateLimitCoordinator {
    * by then. Twice the timeout, since the offset is measured from replies and runs a little early.
    */
   #deadline(): string {
-    return this.#offset === undefined ? '0' : String(Math.round(Date.now() - this.#offset + 2 * this.timeoutMs));
+    return this.#sentAtAndDeadline()[1];
+  }
+
+  /** Now and the deadline of a command sent now, on Redis' clock as this process estimates it; '0' before any reply. */
+  #sentAtAndDeadline(): [string, string] {
+    if (this.#offset === undefined) return ['0', '0'];
+    const sentAt = Math.round(Date.now() - this.#offset);
+    return [String(sentAt), String(sentAt + 2 * this.timeoutMs)];
   }
 
   /** A message on the channel: a new state or a released slot; waiters ask again. */
   #receive(message: string): void {
-    this.#generation++;
     this.#adopt(message);
+    this.wake();
+  }
+
+  /** Wakes this process's waiters to ask again; a refusal given before is out of date. */
+  wake(): void {
+    this.#generation++;
     this.#changes.fire();
   }
 
-  /** A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,now` on Redis' clock. */
+  /** A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,banned,now` on Redis' clock. */
   #adopt(message: string): void {
     const numbers = message.split(',').map(Number);
-    if (numbers.length === 5 && numbers.every(Number.isFinite)) {
-      const [limit, remaining, resetAt, blockedUntil, redisNow] = numbers as [number, number, number, number, number];
+    if (numbers.length === 6 && numbers.every(Number.isFinite)) {
+      const [limit, remaining, resetAt, blockedUntil, banned, redisNow] = numbers as [number, number, number, number, number, number];
+      const shared = message.slice(0, message.lastIndexOf(','));
+      if (shared !== this.#shared && (resetAt > 0 || blockedUntil > redisNow)) {
+        // The fallback learns what every process saw, so that if Redis fails it starts from the
+        // shared budget and block, not only from this process's answers. Told only on a change:
+        // each telling wakes this process's waiters.
+        this.#shared = shared;
+        this.#fallback.observe({
+          status: 200,
+          budget: resetAt > 0 ? { limit, remaining, resetInMs: resetAt - redisNow } : undefined,
+          blockForMs: blockedUntil > redisNow ? blockedUntil - redisNow : undefined,
+          banned: banned === 1,
+        });
+      }
       const measured = Date.now() - redisNow;
       // Each measure is late by the reply's trip and the event loop's lag, never early: keep the
       // smallest, let it rise by a millisecond a reply so it follows this machine's clock if it steps.

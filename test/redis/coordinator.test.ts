@@ -37,6 +37,29 @@ async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOp
   connections.push(connection);
   return { connection, coordinator: createRedisCoordinator({ redis: connection, prefix, ...options }).bind(SCOPE) };
 }
+/**
+ * A process whose coordinator has made one decision (subscribed, scripts known, Redis' clock
+ * measured), with its warnings collected.
+ */
+async function warmProcessOf(prefix: string) {
+  const warnings: string[] = [];
+  const { connection, coordinator } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
+  const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+  (first as { release: () => void }).release();
+  return { connection, coordinator, warnings };
+}
+/** Two processes of one key, the first ("slow") warmed up; then Redis holds every command for `holdMs`. */
+async function slowRedis(holdMs: number) {
+  const prefix = fresh();
+  const { connection, coordinator: slow, warnings } = await warmProcessOf(prefix);
+  const { coordinator: other } = await coordinatorOf(prefix);
+  const inspector = await connect(redis.url);
+  connections.push(inspector);
+  await inspector.sendCommand(['CLIENT', 'PAUSE', String(holdMs), 'ALL']);
+  // Resolves once Redis has run everything the slow process sent before it.
+  const caughtUp = () => connection.ping();
+  return { slow, other, caughtUp, warnings };
+}
 const until = async (check: () => boolean, ms = 3_000) => {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
   return check();
@@ -88,6 +111,18 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(late.getSnapshot()).toMatchObject({ limit: 300, remaining: 299 });
   });
 
+  it('a spent window: every process waits for its reset, then one probe goes first for all of them', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 0, resetInMs: 300 }, blockForMs: undefined, banned: false });
+    const spent = await b.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(spent.kind).toBe('spent');
+    await new Promise((resolve) => setTimeout(resolve, (spent as { waitMs: number }).waitMs + 20));
+    const kinds = [(await a.acquire({ throttle: true, leaseMs: 60_000 })).kind, (await b.acquire({ throttle: true, leaseMs: 60_000 })).kind];
+    expect(kinds).toEqual(['granted', 'busy']);
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
@@ -129,43 +164,28 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis slow: an acquire given up on (the client fell back) holds no slot when Redis runs it late', async () => {
-    const prefix = fresh();
-    const warnings: string[] = [];
-    const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: (m) => void warnings.push(m) });
-    const { coordinator: other } = await coordinatorOf(prefix);
-    const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
-    (warm as { release: () => void }).release();
     // Redis holds every command for 1.5 s: the acquire times out, and the client sends through
     // its in-process fallback (and gives that slot back) long before Redis runs the script.
-    const inspector = await connect(redis.url);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    const { slow, other, caughtUp, warnings } = await slowRedis(1_500);
     const fallen = await slow.acquire({ throttle: true, leaseMs: 60_000 });
     expect(fallen.kind).toBe('granted');
     (fallen as { release: () => void }).release();
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
-    await connection.ping(); // answered after everything the slow process sent before it
+    await caughtUp();
     // Nobody holds a slot: the next process probes at once instead of waiting out a 60 s lease.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
-    inspector.destroy();
   });
 
   it('Redis slow: observations it runs late are dropped, so an old budget never replaces a newer one', async () => {
-    const prefix = fresh();
-    const { connection, coordinator: slow } = await coordinatorOf(prefix, { onWarning: () => {} });
-    const { coordinator: other } = await coordinatorOf(prefix);
-    const warm = await slow.acquire({ throttle: true, leaseMs: 60_000 });
-    (warm as { release: () => void }).release();
-    const inspector = await connect(redis.url);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '2500', 'ALL']);
+    const { slow, other, caughtUp } = await slowRedis(2_500);
     // Two answers of one window, the newer with 10 left; Redis runs both after the pause, when
     // the older one's reset, counted from then, looks like a later window's.
     await slow.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
     await slow.observe({ status: 200, budget: { limit: 60, remaining: 10, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
-    await connection.ping();
+    await caughtUp();
     let granted = 0;
     for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
     expect(granted).toBeLessThanOrEqual(10);
-    inspector.destroy();
   });
 
   it('the waiters of one process ask Redis one at a time, and share a refusal nothing has changed since', async () => {
@@ -181,6 +201,29 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const decisions = await Promise.all(Array.from({ length: 50 }, () => waiting.acquire({ throttle: true, leaseMs: 60_000 })));
     expect(decisions.map((d) => d.kind)).toEqual(Array(50).fill('busy'));
     expect((await scripts()) - before).toBeLessThanOrEqual(2);
+  });
+
+  it('Redis slow: a 429 observed meanwhile still blocks every process once Redis runs it, until the window it announced ends', async () => {
+    const { slow, other, caughtUp } = await slowRedis(1_500);
+    await slow.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    await caughtUp();
+    const decision = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('blocked');
+    // Counted from when the 429 arrived, not from when Redis ran it.
+    expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(30_000 - 1_000);
+  });
+
+  it('Redis slow: a process that falls back still honours the 429 another process met', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await warmProcessOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await b.observe({ status: 429, budget: { limit: 60, remaining: 0, resetInMs: 30_000 }, blockForMs: 30_000, banned: false });
+    expect(await until(() => a.getSnapshot()?.blockedUntil !== undefined)).toBe(true);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    expect(await a.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    await inspector.ping();
   });
 
   it('Redis slow or down: a process that knew the shared budget sends one request at a time until Redis is back', async () => {
@@ -204,6 +247,15 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
+    const { coordinator, warnings } = await warmProcessOf(fresh());
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.scriptFlush();
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    expect(warnings).toEqual([]);
+  });
+
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 2, perDay: 100 } } });
     const prefix = fresh();
@@ -222,7 +274,56 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     inspector.destroy();
   });
 
-  it('Redis down: calls still settle, one warning says so; Redis back: coordination resumes, and says so', async () => {
+  it('Redis down while calls wait for a slot another process holds: they are woken to fall back, not left to wait out its lease', async () => {
+    const prefix = fresh();
+    const { coordinator: holder } = await coordinatorOf(prefix);
+    const { coordinator: waiting } = await coordinatorOf(prefix, { onWarning: () => {} });
+    expect(await holder.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    expect(await waiting.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    let woken = false;
+    void waiting.changed().then(() => void (woken = true));
+    await redis.stop();
+    try {
+      expect(await until(() => woken, 5_000)).toBe(true);
+      expect(await waiting.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    } finally {
+      await redis.start();
+    }
+  });
+
+  it('a released slot wakes the waiters of its own process even when Redis cannot pass the word on', async () => {
+    const prefix = fresh();
+    const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
+    const held = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    let woken = false;
+    void coordinator.changed().then(() => void (woken = true));
+    (held as { release: () => void }).release();
+    expect(await until(() => woken, 500)).toBe(true);
+    await inspector.ping();
+  });
+
+  it('Redis down for a while: one warning, however many times the coordinator tries it again', async () => {
+    const { coordinator, warnings } = await warmProcessOf(fresh());
+    await redis.stop();
+    try {
+      // Three decisions more than a second apart: each after the first tries Redis again.
+      for (let i = 0; i < 3; i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1_100));
+        const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+        expect(decision.kind).toBe('granted');
+        (decision as { release: () => void }).release();
+      }
+      expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    } finally {
+      await redis.start();
+    }
+  });
+
+  it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
     const prefix = fresh();
     const warnings: string[] = [];
@@ -236,13 +337,12 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     } finally {
       await redis.start();
     }
-    server.reset();
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    await a.listPets();
-    await expect(a.listPets()).rejects.toMatchObject({ name: 'RateLimitError' });
+    // Shared again: the 429 a met while Redis was down reached Redis once it was back, so b, which
+    // never saw it, sends nothing; a decides through Redis again, and says so.
+    await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    await expect(a.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
-    // Shared again: b learns of a's 429 through Redis and sends nothing.
-    await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError' });
     expect(server.inspect().keys[KEY]!.requests).toBe(2);
   }, 30_000);
 });
