@@ -33,7 +33,7 @@ import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
 import { checkTuning, resolveOptions, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
-import { sleep } from './runtime.js';
+import { isPermissionDenied, sleep } from './runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {
@@ -106,8 +106,7 @@ function parseBody(text: string): { json: unknown } | { text: string } {
 /** A fetch failure that happened before the request left: nothing can have been acted on. */
 function neverSent(cause: unknown): boolean {
   const code = (cause as { cause?: { code?: string } } | undefined)?.cause?.code ?? (cause as { code?: string } | undefined)?.code;
-  const name = (cause as Error | undefined)?.name;
-  return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || name === 'NotCapable' || name === 'PermissionDenied';
+  return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || isPermissionDenied(cause);
 }
 
 /**
@@ -498,7 +497,7 @@ export class PetStoreClient {
         ...head,
       });
     }
-    const permission = ['NotCapable', 'PermissionDenied'].includes((cause as Error | undefined)?.name ?? '');
+    const permission = isPermissionDenied(cause);
     const reason = permission
       ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`
       : response

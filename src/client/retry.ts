@@ -14,7 +14,7 @@
 import pRetry from 'p-retry';
 import { ApiError, ConnectionError, RateLimitError } from './errors.js';
 import { observeResponse, retryAfterMs, serverNow } from './headers.js';
-import { sleep } from './runtime.js';
+import { isPermissionDenied, sleep } from './runtime.js';
 
 /** Backoff base and cap, in milliseconds. */
 const BACKOFF = { baseMs: 500, capMs: 8_000 };
@@ -23,9 +23,6 @@ const BACKOFF = { baseMs: 500, capMs: 8_000 };
 export function backoffMs(retry: number): number {
   return Math.floor(Math.random() * Math.min(BACKOFF.capMs, BACKOFF.baseMs * 2 ** (retry - 1)));
 }
-
-/** Errors of the host, not the network: a Deno permission refused stays refused. */
-const PERMANENT = new Set(['NotCapable', 'PermissionDenied']);
 
 /**
  * How long to wait before retrying after `error`, in milliseconds, or `undefined` when the error
@@ -40,7 +37,8 @@ function retryDelayMs(error: unknown, method: string, retry: number): number | u
     return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry);
   }
   if (error instanceof ConnectionError) {
-    return PERMANENT.has((error.cause as Error | undefined)?.name ?? '') ? undefined : backoffMs(retry);
+    // A permission the runtime refused stays refused.
+    return isPermissionDenied(error.cause) ? undefined : backoffMs(retry);
   }
   return undefined;
 }

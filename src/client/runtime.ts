@@ -31,6 +31,16 @@ export function env(name: string): string | undefined {
 }
 
 /**
+ * Whether an error is the host refusing the request itself (Deno's `NotCapable` or
+ * `PermissionDenied` without `--allow-net`): it never goes away, so it is not retried, and nothing
+ * was sent.
+ */
+export function isPermissionDenied(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name;
+  return name === 'NotCapable' || name === 'PermissionDenied';
+}
+
+/**
  * Reports an error thrown by a user's listener without letting it change what the client does:
  * `reportError` where the host has it (browsers, Deno, Bun, Node 22+), else rethrown in a microtask.
  */
