@@ -30,6 +30,9 @@ export default defineConfig([
     // The CLI, and what browser bundles get for the Node-only entries, are ESM only.
     entry: { ...entry, cli: 'src/cli.ts', 'browser/node': 'src/browser/node.ts', 'browser/redis': 'src/browser/redis.ts' },
     format: ['esm'],
+    // Declarations for the library only: nothing imports the CLI, and the browser conditions
+    // point at JavaScript (their types come from the entries' `types`).
+    dts: shared.dts && { entry },
     // Runtime dependencies stay external: users' bundlers dedupe them.
     external: ['ky', 'zod', 'p-retry', 'msw', 'redis'],
   },
