@@ -1,11 +1,13 @@
 // The package as users get it: `npm pack`, installed into a fresh project outside the repo, then
-// used through an ESM import, a CJS require, `tsc` under strict, and `npx petstore-server`.
-// `npm test` builds dist/ first.
+// used through an ESM import, a CJS require, `tsc` under strict, `npx petstore-server`, and a
+// Vite 8 browser build run in Chromium. `npm test` builds dist/ first.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { build, createLogger, type Rolldown } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launch, type TestBrowser } from '../browser/support.js';
 import { codeBlocks } from '../docs/blocks.js';
 import { createConsumer, ROOT, type Consumer } from '../support/consumer.js';
 
@@ -208,4 +210,70 @@ export = { listed, started };
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   });
+});
+
+describe('a Vite 8 browser build of an app that installed the tarball', () => {
+  let browser: TestBrowser | undefined;
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** Builds an app whose entry is `main`, with Vite's defaults (production, minified): its JavaScript and Vite's warnings. */
+  async function viteBuild(main: string) {
+    // Inside the consumer project, so the app resolves the package from its node_modules.
+    const app = await mkdtemp(join(dir, 'vite-app-'));
+    await writeFile(join(app, 'index.html'), '<!doctype html><script type="module" src="./main.ts"></script>\n');
+    await writeFile(join(app, 'main.ts'), main);
+    const warnings: string[] = [];
+    const logger = createLogger('warn');
+    logger.warn = (message) => void warnings.push(message);
+    logger.warnOnce = logger.warn;
+    const result = await build({ root: app, configFile: false, logLevel: 'warn', customLogger: logger, build: { write: false } });
+    const outputs = (Array.isArray(result) ? result : [result]) as Rolldown.RolldownOutput[];
+    const code = outputs.flatMap((o) => o.output).flatMap((chunk) => (chunk.type === 'chunk' ? [chunk.code] : [])).join('\n');
+    return { code, warnings };
+  }
+
+  /** Loads `code` as a module in a Chromium page: the error it threw, if any, and the page's title. */
+  async function runInChromium(code: string) {
+    browser ??= await launch('chromium');
+    const page = await browser.newPage();
+    return page.evaluate(async (source) => {
+      const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+      // Through Function, so the test runner's transform leaves this import() alone.
+      const load = new Function('url', 'return import(url)') as (url: string) => Promise<unknown>;
+      const errors: string[] = [];
+      await load(url).catch((error: Error) => errors.push(error.message));
+      return { errors, title: document.title };
+    }, code);
+  }
+
+  it('an app that uses the client builds with no warning and no Node built-in, and runs', async () => {
+    const { code, warnings } = await viteBuild(
+      `import { PetStoreClient } from '@animal-store/sdk';
+const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.example/v1' });
+document.title = typeof client.listPets;
+`,
+    );
+    expect(warnings).toEqual([]);
+    // Booleans: a failed match would print the whole minified bundle.
+    expect(/from\s*["'](node:)?(http|https|net|fs|stream|events)["']|require\(["'](node:)?\w+["']\)/.test(code)).toBe(false);
+    expect(await runInChromium(code)).toEqual({ errors: [], title: 'function' });
+  }, 60_000);
+
+  it.each([
+    ['node', 'startReferenceServer', '@animal-store/sdk/node runs only in Node: it starts a node:http server. In a browser, use @animal-store/sdk/msw with msw/browser, or createReferenceServer() from @animal-store/sdk/server in-process.'],
+    ['redis', 'createRedisCoordinator', '@animal-store/sdk/redis runs only in Node: it coordinates processes through Redis. A browser app needs no coordinator: every call of one PetStoreClient is already coordinated.'],
+  ])('an app that imports @animal-store/sdk/%s builds with no warning and, when loaded, throws what to use instead', async (entry, name, message) => {
+    const { code, warnings } = await viteBuild(
+      `import { ${name} } from '@animal-store/sdk/${entry}';
+document.title = typeof ${name};
+`,
+    );
+    // Vite used to externalize \`http\` with a warning here and ship the Node code.
+    expect(warnings).toEqual([]);
+    expect(code.includes('createServer(')).toBe(false);
+    expect((await runInChromium(code)).errors).toEqual([message]);
+  }, 60_000);
 });
