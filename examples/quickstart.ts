@@ -4,16 +4,23 @@ import { PetStoreClient, ValidationError } from '@animal-store/sdk';
 import { startReferenceServer } from '@animal-store/sdk/node';
 
 // The whole Animal Store API in memory, over real HTTP on 127.0.0.1, with one Pro-plan key
-// and three generated pets.
-const api = await startReferenceServer({ port: 0, apiKeys: { 'quickstart-key': 'pro' }, pets: 3 });
+// and three pets, one of each status.
+const api = await startReferenceServer({
+  port: 0,
+  apiKeys: { 'quickstart-key': 'pro' },
+  pets: [
+    { name: 'Rex', categoryId: 1, status: 'available' },
+    { name: 'Whiskers', categoryId: 2, status: 'pending' },
+    { name: 'Bubbles', categoryId: 3, status: 'sold' },
+  ],
+});
 console.log(`Reference server listening on ${api.url}`);
 
 const client = new PetStoreClient({ apiKey: 'quickstart-key', baseUrl: api.url });
 
 const pets = await client.listPets({ limit: 10 });
-console.log(`listPets: ${pets.length} pets: ${pets.map((pet) => pet.name).join(', ')}`);
+console.log(`listPets: ${pets.length} pets: ${pets.map((pet) => `${pet.name} (#${pet.id}, ${pet.status})`).join(', ')}`);
 
-// A new pet, with a name none of the generated ones has.
 const biscuit = await client.createPet({ name: 'Biscuit', categoryId: 1, status: 'available' });
 console.log(`createPet: ${biscuit.name} got id ${biscuit.id}`);
 

@@ -70,9 +70,9 @@ describe('README', () => {
     expect(stderr).toBe('');
     expect(stdout.trim().split('\n').map((line) => line.replace(/\d+/g, 'N'))).toEqual([
       'Reference server listening on http://N.N.N.N:N/vN',
-      'listPets: N pets: Rex N, Whiskers N, Bubbles N',
+      'listPets: N pets: Rex (#N, available), Whiskers (#N, pending), Bubbles (#N, sold)',
       'createPet: Biscuit got id N',
-      "listPets({ status: 'available' }): Rex N (#N), Biscuit (#N)",
+      "listPets({ status: 'available' }): Rex (#N), Biscuit (#N)",
       'ValidationError: listPets: limit must be at most N. Nothing was sent.',
       'Rate limit: N of N requests left in this window',
       'Done: the reference server is closed.',
