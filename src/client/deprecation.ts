@@ -5,7 +5,7 @@
  * @module
  */
 import { GET_PET_SUNSET } from '../schemas/index.js';
-import { hostProcess } from './runtime.js';
+import { hostProcess, notify } from './runtime.js';
 
 /** What the client reports when an operation is deprecated. */
 export interface DeprecationNotice {
@@ -79,7 +79,8 @@ export class DeprecationReporter {
     if (!notice || this.#reported.has(notice.operation)) return;
     this.#reported.add(notice.operation);
     this.log(notice);
-    if (this.onDeprecation) this.onDeprecation(notice);
+    // A callback that throws is reported, like a listener: it must not fail the call.
+    if (this.onDeprecation) notify([this.onDeprecation], notice);
     else warnOnce(notice);
   }
 }

@@ -70,6 +70,27 @@ describe('deprecation', () => {
     ]);
   });
 
+  it('an onDeprecation that throws is reported and fails no call: getPet resolves, and a deprecated listPets is not sent again', async () => {
+    deprecate('/pets');
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const sent = () => server.inspect().keys['key-pro']?.requests ?? 0;
+    const before = sent();
+    const c = client({
+      onDeprecation: () => {
+        throw new Error('callback bug');
+      },
+    });
+    try {
+      expect(await run(c.getPet(1))).toMatchObject({ id: 1 });
+      expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(reported).toEqual([new Error('callback bug'), new Error('callback bug')]);
+    expect(sent() - before).toBe(2);
+  });
+
   it('without process.emitWarning (a browser), the default warning goes to console.warn, once', async () => {
     deprecate('/store/orders');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
