@@ -256,6 +256,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('a 429 this process met blocks its next decision even when Redis runs the observation after it (its script was flushed)', async () => {
+    const { connection, coordinator } = await warmProcessOf(fresh());
+    await connection.scriptFlush();
+    // Redis knows the decision's script again, not yet the observation's.
+    const probe = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    if (probe.kind === 'granted') probe.release();
+    // Not awaited, as the client does: its EVALSHA fails (NOSCRIPT) and its EVAL goes after the next decision.
+    void coordinator.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    if (decision.kind === 'granted') decision.release();
+    expect(decision).toMatchObject({ kind: 'blocked' });
+  });
+
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 2, perDay: 100 } } });
     const prefix = fresh();
