@@ -227,7 +227,9 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const { redis } = options;
   const prefix = options.prefix ?? 'animal-store:rl';
   const timeoutMs = options.commandTimeoutMs ?? 250;
-  const warn = options.onWarning ?? ((message: string) => console.warn(message));
+  // A callback that throws is reported, like a listener: a warning must not fail the decision.
+  const onWarning = options.onWarning ?? ((message: string) => console.warn(message));
+  const warn = (message: string) => notify([onWarning], message);
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
   let subscriber: RedisSubscriber | undefined;
