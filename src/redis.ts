@@ -16,7 +16,7 @@ import type {
   RateLimitObservation,
   RateLimitState,
 } from './client/coordinator.js';
-import { createMemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
+import { MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { notify, Signal } from './client/runtime.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
@@ -227,7 +227,9 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const { redis } = options;
   const prefix = options.prefix ?? 'animal-store:rl';
   const timeoutMs = options.commandTimeoutMs ?? 250;
-  const warn = options.onWarning ?? ((message: string) => console.warn(message));
+  // A callback that throws is reported, like a listener: a warning must not fail the decision.
+  const onWarning = options.onWarning ?? ((message: string) => console.warn(message));
+  const warn = (message: string) => notify([onWarning], message);
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
   let subscriber: RedisSubscriber | undefined;
@@ -288,7 +290,7 @@ type Scripts = Record<'acquire' | 'release' | 'observe', (keys: string[], args: 
 /** The coordinator of one key on Redis, with its in-process fallback. */
 class Shared implements RateLimitCoordinator {
   readonly #keys: { state: string; slots: string; channel: string };
-  readonly #fallback = createMemoryCoordinator();
+  readonly #fallback = new MemoryCoordinator();
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
   #snapshot: RateLimitState | undefined;
@@ -352,6 +354,13 @@ class Shared implements RateLimitCoordinator {
     this.#flight = flight;
     try {
       const { decision } = await flight;
+      // A window this process was told of holds even when Redis has not run that observation yet
+      // (its script reloaded after NOSCRIPT, behind this decision) or lost it with a connection.
+      const known = this.#fallback.blocked();
+      if (decision?.kind === 'granted' && known) {
+        decision.release();
+        return known;
+      }
       return decision ?? this.#fallbackAcquire(request);
     } finally {
       if (this.#flight === flight) this.#flight = undefined;
@@ -403,7 +412,7 @@ class Shared implements RateLimitCoordinator {
    */
   #fallbackAcquire(request: AcquireRequest): AcquireDecision {
     if (request.throttle && this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
-    const decision = this.#fallback.acquire(request) as AcquireDecision;
+    const decision = this.#fallback.acquire(request);
     if (decision.kind !== 'granted') return decision;
     const release = () => {
       this.#fallbackHeld.delete(release);

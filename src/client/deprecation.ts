@@ -5,7 +5,8 @@
  * @module
  */
 import { GET_PET_SUNSET } from '../schemas/index.js';
-import { hostProcess } from './runtime.js';
+import { parseHttpDate } from './headers.js';
+import { hostProcess, notify } from './runtime.js';
 
 /** What the client reports when an operation is deprecated. */
 export interface DeprecationNotice {
@@ -40,8 +41,9 @@ export function noticeFromHeaders(operation: string, headers: Headers): Deprecat
   const deprecation = headers.get('Deprecation') ?? undefined;
   const sunsetText = headers.get('Sunset') ?? undefined;
   if (deprecation === undefined && sunsetText === undefined) return undefined;
-  const sunsetDate = sunsetText === undefined ? undefined : new Date(sunsetText);
-  const sunset = sunsetDate && !Number.isNaN(sunsetDate.getTime()) ? sunsetDate : undefined;
+  // RFC 8594: an IMF-fixdate. Date.parse would read "1.5" as a date in 2001.
+  const sunsetMs = sunsetText === undefined ? undefined : parseHttpDate(sunsetText);
+  const sunset = sunsetMs === undefined ? undefined : new Date(sunsetMs);
   const link = headers.get('Link') ?? undefined;
   const message =
     `The service marks PetStoreClient.${operation}() as deprecated` +
@@ -79,7 +81,8 @@ export class DeprecationReporter {
     if (!notice || this.#reported.has(notice.operation)) return;
     this.#reported.add(notice.operation);
     this.log(notice);
-    if (this.onDeprecation) this.onDeprecation(notice);
+    // A callback that throws is reported, like a listener: it must not fail the call.
+    if (this.onDeprecation) notify([this.onDeprecation], notice);
     else warnOnce(notice);
   }
 }

@@ -42,7 +42,8 @@ export function createMemoryCoordinator(): RateLimitCoordinator {
   return new MemoryCoordinator();
 }
 
-class MemoryCoordinator implements RateLimitCoordinator {
+/** The in-memory coordinator. Exported for the Redis coordinator's fallback only. @internal */
+export class MemoryCoordinator implements RateLimitCoordinator {
   // The state, as numbers; the frozen snapshot is built only when one of them changes.
   #announced = Announced.Unknown;
   #limit = 0;
@@ -66,9 +67,15 @@ class MemoryCoordinator implements RateLimitCoordinator {
     return () => void this.#listeners.delete(entry);
   };
 
+  /** The block a 429 announced, while it lasts; `undefined` once it has ended. */
+  blocked(now = Date.now()): Extract<AcquireDecision, { kind: 'blocked' }> | undefined {
+    return this.#blockedUntil > now ? { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#banned } : undefined;
+  }
+
   acquire({ throttle }: AcquireRequest): AcquireDecision {
     const now = Date.now();
-    if (this.#blockedUntil > now) return { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#banned };
+    const blocked = this.blocked(now);
+    if (blocked) return blocked;
     if (throttle && this.#announced !== Announced.No) {
       if (this.#announced === Announced.Unknown || this.#resetAt <= now) {
         // Unknown budget (none yet, or its window has reset): one request probes it, the rest

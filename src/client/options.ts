@@ -9,7 +9,7 @@ import type { RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
 import { ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
-import { env, hostProcess, runtimeName, SDK_ID } from './runtime.js';
+import { env, hostProcess, reportListenerError, runtimeName, SDK_ID } from './runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
@@ -186,10 +186,22 @@ function configError(message: string, path: string): ValidationError {
 
 const NO_LOG = () => {};
 
-/** The logger with every method above `level` silenced. */
+/**
+ * The logger with every method above `level` silenced. A logger that throws is reported like a
+ * listener that throws: a log line must not fail the call it is about (a created pet included).
+ */
 function levelled(logger: Logger, level: LogLevel): Logger {
   const rank = LOG_LEVELS.indexOf(level);
-  const at = (name: Exclude<LogLevel, 'off'>) => (LOG_LEVELS.indexOf(name) <= rank ? logger[name].bind(logger) : NO_LOG);
+  const at = (name: Exclude<LogLevel, 'off'>): Logger[typeof name] => {
+    if (LOG_LEVELS.indexOf(name) > rank) return NO_LOG;
+    return (message, ...args) => {
+      try {
+        logger[name](message, ...args);
+      } catch (error) {
+        reportListenerError(error);
+      }
+    };
+  };
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
 }
 

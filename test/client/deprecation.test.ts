@@ -70,6 +70,42 @@ describe('deprecation', () => {
     ]);
   });
 
+  it('an onDeprecation that throws is reported and fails no call: getPet resolves, and a deprecated listPets is not sent again', async () => {
+    deprecate('/pets');
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const sent = () => server.inspect().keys['key-pro']?.requests ?? 0;
+    const before = sent();
+    const c = client({
+      onDeprecation: () => {
+        throw new Error('callback bug');
+      },
+    });
+    try {
+      expect(await run(c.getPet(1))).toMatchObject({ id: 1 });
+      expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(reported).toEqual([new Error('callback bug'), new Error('callback bug')]);
+    expect(sent() - before).toBe(2);
+  });
+
+  it.each(['1.5', '-5', '2031-01-01', 'Wed, 01 Jan 2031 00:00:00 +0000'])('a Sunset of %j is not an IMF-fixdate, so the notice gives no date rather than a guessed one', async (value) => {
+    mock.use(
+      http.get(`${BASE_URL}/pets`, async ({ request }) => {
+        const response = await server.fetch(request);
+        response.headers.set('Sunset', value);
+        return response;
+      }),
+    );
+    const notices: DeprecationNotice[] = [];
+    await run(client({ onDeprecation: (notice) => notices.push(notice) }).listPets());
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.sunset).toBeUndefined();
+    expect(notices[0]!.message).not.toMatch(/stops working/);
+  });
+
   it('without process.emitWarning (a browser), the default warning goes to console.warn, once', async () => {
     deprecate('/store/orders');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});

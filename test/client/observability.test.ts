@@ -64,6 +64,18 @@ describe('logs', () => {
     expect(onDeprecation).toHaveBeenCalledTimes(1);
     expect(lines).toEqual([{ level: 'warn', text: expect.stringMatching(/getPet\(\) is deprecated/) }]);
   });
+  it('a logger that throws is reported and fails no call: createPet resolves, and the pet is created once', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const logger = { ...recorder().logger, debug: () => { throw new Error('logger bug'); } };
+    try {
+      expect(await run(client({ logger, logLevel: 'debug' }).createPet({ name: 'Rex', categoryId: 1 }))).toMatchObject({ name: 'Rex' });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(reported).toEqual([new Error('logger bug')]);
+    expect(server.inspect().petCount).toBe(11);
+  });
 });
 
 describe('events', () => {

@@ -3,7 +3,7 @@
  * (as separate processes have) share one rate-limit state for one key. Windows are short and
  * waits are refusals (`maxRetryDelay: 0`) wherever a test can, because Redis keeps real time.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
 import { createReferenceServer, type ReferenceServer } from '@animal-store/sdk/server';
@@ -256,6 +256,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('a 429 this process met blocks its next decision even when Redis runs the observation after it (its script was flushed)', async () => {
+    const { connection, coordinator } = await warmProcessOf(fresh());
+    await connection.scriptFlush();
+    // Redis knows the decision's script again, not yet the observation's.
+    const probe = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    if (probe.kind === 'granted') probe.release();
+    // Not awaited, as the client does: its EVALSHA fails (NOSCRIPT) and its EVAL goes after the next decision.
+    void coordinator.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    if (decision.kind === 'granted') decision.release();
+    expect(decision).toMatchObject({ kind: 'blocked' });
+  });
+
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 2, perDay: 100 } } });
     const prefix = fresh();
@@ -304,6 +317,28 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (held as { release: () => void }).release();
     expect(await until(() => woken, 500)).toBe(true);
     await inspector.ping();
+  });
+
+  it('an onWarning that throws is reported, and the decision still falls back instead of failing the call', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const { coordinator } = await coordinatorOf(fresh(), {
+      onWarning: () => {
+        throw new Error('warning bug');
+      },
+    });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    try {
+      const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+      if (decision.kind === 'granted') decision.release();
+      expect(decision.kind).toBe('granted');
+      expect(reported).toEqual([new Error('warning bug')]);
+    } finally {
+      vi.unstubAllGlobals();
+      await inspector.ping();
+    }
   });
 
   it('Redis down for a while: one warning, however many times the coordinator tries it again', async () => {
