@@ -254,7 +254,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       admission = anonymous(at);
     } else {
       const authorization = request.header('Authorization');
-      const bearer = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
+      // Any visible ASCII, as the apiKeys option and the client accept, not only RFC 6750's
+      // b64token: a key the server was given must be one it can be sent.
+      const bearer = authorization?.match(/^Bearer +([\x21-\x7e]+) *$/i);
       const key = bearer ? findKey(bearer[1]!) : undefined;
       if (!key) {
         const [code, message] = !authorization

@@ -145,6 +145,13 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         await errorOf(await post({ name: 'x', categoryId: 1 }, { key: 'key-pr' }), 401);
       });
 
+      it('a key of any visible ASCII the apiKeys option accepts authenticates, as the client sends it', async () => {
+        const key = 'k!$%&*()[]{}:;<>?@^`|\\"\',';
+        await start({ apiKeys: { [key]: 'free' } });
+        expect((await send('/pets', { key })).status).toBe(200);
+        expect((await errorOf(await send('/pets', { key: `${key}x` }), 401)).code).toBe('invalid_api_key');
+      });
+
       it('the Bearer scheme is case-insensitive', async () => {
         expect((await send('/pets', { key: null, headers: { Authorization: `bearer ${KEYS.pro}` } })).status).toBe(200);
       });
