@@ -207,6 +207,13 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(await (await post({ name: 'Tom', categoryId: 3 })).json()).toEqual({ id: 32, name: 'Tom', categoryId: 3 });
       });
 
+      it('a POST to /pets/ with a trailing slash answers a Location that reaches the pet', async () => {
+        const response = await send('/pets/', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' });
+        expect(response.status).toBe(201);
+        expect(response.headers.get('Location')).toBe(`${baseUrl}/pets/31`);
+        expect((await sendRequest(new Request(response.headers.get('Location')!, { headers: { Authorization: `Bearer ${KEYS.pro}` } }))).status).toBe(200);
+      });
+
       it.each([
         [{ categoryId: 1 }, 'name is required'],
         [{ name: '', categoryId: 1 }, 'name must be at least 1 character long'],
@@ -271,6 +278,10 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(response.status).toBe(200);
         expect((await response.json()).id).toBe(4);
         expectDeprecationHeaders(response);
+      });
+
+      it('with a trailing slash, Link still names the list of pets', async () => {
+        expectDeprecationHeaders(await send('/pets/4/'));
       });
 
       it('an unknown id answers 404, still with the deprecation headers', async () => {
