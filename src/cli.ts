@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startReferenceServer, type BanEvent, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
-import { DEFAULTS, DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
+import { DEFAULTS, DEMO_API_KEY, PLANS, resolveApiKeys, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
 
@@ -110,6 +110,12 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
       }
       apiKeys[key] = plan.toLowerCase() as PlanName;
     }
+  }
+  // The server's own check, here so that a key or quota it refuses is a bad flag (exit 2).
+  try {
+    if (apiKeys) resolveApiKeys(apiKeys);
+  } catch (error) {
+    throw new Error(`--key: ${(error as Error).message.replace(/^apiKeys: /, '')}`);
   }
   if (values.pets !== undefined && values.seed !== undefined && values.pets !== values.seed) {
     throw new Error(`--pets and --seed are the same flag; give one (got --pets ${values.pets} and --seed ${values.seed}).`);

@@ -175,15 +175,21 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
   return seeded.sort((a, b) => a.id - b.id);
 }
 
-/** Applies defaults and checks every option once, throwing a `TypeError` that says what to fix. */
-export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
-  const apiKeys = new Map<string, Quota>();
-  for (const [key, plan] of Object.entries(options.apiKeys ?? DEFAULTS.apiKeys)) {
+/** Checks the `apiKeys` option (the CLI's `--key` flags too) and resolves each plan to its quota. */
+export function resolveApiKeys(apiKeys: Record<string, PlanName | Quota>): Map<string, Quota> {
+  const resolved = new Map<string, Quota>();
+  for (const [key, plan] of Object.entries(apiKeys)) {
     if (key.length === 0 || !/^[\x21-\x7e]+$/.test(key)) {
       throw new TypeError('apiKeys: every key must be a non-empty string of printable ASCII without spaces.');
     }
-    apiKeys.set(key, resolveQuota(plan));
+    resolved.set(key, resolveQuota(plan));
   }
+  return resolved;
+}
+
+/** Applies defaults and checks every option once, throwing a `TypeError` that says what to fix. */
+export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
+  const apiKeys = resolveApiKeys(options.apiKeys ?? DEFAULTS.apiKeys);
   if (options.rateLimitHeaders !== undefined && !RATE_LIMIT_HEADERS.includes(options.rateLimitHeaders)) {
     throw new TypeError(`rateLimitHeaders must be "x", "ietf" or "both"; got "${String(options.rateLimitHeaders)}".`);
   }

@@ -161,6 +161,8 @@ describe('petstore-server CLI', () => {
     [['--port', 'abc'], /--port must be a whole number/],
     [['--key', 'k:gold'], /unknown plan "gold"/],
     [['--key', 'k:enterprise'], /needs a quota/],
+    [['--key', 'k:enterprise:0:100'], /--key: .*positive integers/],
+    [['--key', 'bad key:pro'], /--key: .*printable ASCII without spaces/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
     [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
     [['--fault-rate', '0.5', '--fault-kinds', 'bogus'], /--fault-kinds: "bogus" is not one of latency, error, drop, truncate/],
