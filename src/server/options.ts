@@ -141,8 +141,9 @@ const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as nu
 
 function resolveQuota(plan: PlanName | Quota): Quota {
   if (typeof plan === 'string') {
-    const quota = PLANS[plan.toLowerCase() as PlanName];
-    if (quota) return quota;
+    const name = plan.toLowerCase();
+    // Own plans only: `PLANS.constructor` is a function, and a key given it had no limit at all.
+    if (Object.hasOwn(PLANS, name)) return PLANS[name as PlanName];
     throw new TypeError(
       `apiKeys: plan "${plan}" of a key is unknown. Use ${Object.keys(PLANS).map((p) => `"${p}"`).join(', ')}, or { perMinute, perDay } for a custom Enterprise quota.`,
     );

@@ -42,6 +42,12 @@ describe('createReferenceServer', () => {
     expect(allowed).toEqual(expect.arrayContaining(['Authorization', 'Content-Type', 'X-Animal-Store-Client', 'X-Request-Id']));
   });
 
+  it('rejects a plan named after an Object.prototype member instead of giving the key no limit', () => {
+    for (const plan of ['constructor', 'toString', '__proto__']) {
+      expect(() => createReferenceServer({ apiKeys: { k: plan as 'free' } })).toThrow(`plan "${plan}" of a key is unknown`);
+    }
+  });
+
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
     expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
