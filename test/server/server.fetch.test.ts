@@ -48,6 +48,11 @@ describe('createReferenceServer', () => {
     }
   });
 
+  it('takes 200,000 seed records as it takes a count of 200,000', () => {
+    const pets = Array.from({ length: 200_000 }, (_, i) => ({ name: `p${i}`, categoryId: 1 }));
+    expect(createReferenceServer({ pets }).inspect().petCount).toBe(200_000);
+  });
+
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
     expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
