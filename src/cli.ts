@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startReferenceServer, type BanEvent, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
-import { DEFAULTS, DEMO_API_KEY, PLANS, type PlanName, type Quota } from './server/options.js';
+import { DEFAULTS, DEMO_API_KEY, PLANS, resolveApiKeys, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
 
@@ -111,20 +111,28 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
       apiKeys[key] = plan.toLowerCase() as PlanName;
     }
   }
+  // The server's own check, here so that a key or quota it refuses is a bad flag (exit 2).
+  try {
+    if (apiKeys) resolveApiKeys(apiKeys);
+  } catch (error) {
+    throw new Error(`--key: ${(error as Error).message.replace(/^apiKeys: /, '')}`);
+  }
   if (values.pets !== undefined && values.seed !== undefined && values.pets !== values.seed) {
     throw new Error(`--pets and --seed are the same flag; give one (got --pets ${values.pets} and --seed ${values.seed}).`);
   }
   const pets = values.pets ?? values.seed;
-  const kinds = values['fault-kinds'] ? faultKinds(values['fault-kinds']) : undefined;
-  const rate = values['fault-rate'];
+  // Every fault flag is checked whether or not --fault-rate turns faults on.
+  const kinds = values['fault-kinds'] !== undefined ? faultKinds(values['fault-kinds']) : undefined;
+  const seed = values['fault-seed'] !== undefined ? int('fault-seed', values['fault-seed']) : undefined;
+  const rateText = values['fault-rate'];
+  // A plain decimal: Number() would read "" as 0 and "0x1" as 1.
+  if (rateText !== undefined && !(/^(\d+\.?\d*|\.\d+)$/.test(rateText) && Number(rateText) <= 1)) {
+    throw new Error(`--fault-rate must be a number from 0 to 1; got "${rateText}".`);
+  }
   const faults =
-    rate === undefined
+    rateText === undefined
       ? undefined
-      : {
-          rate: Number.isFinite(Number(rate)) && Number(rate) >= 0 && Number(rate) <= 1 ? Number(rate) : (() => { throw new Error(`--fault-rate must be a number from 0 to 1; got "${rate}".`); })(),
-          ...(kinds ? { kinds } : {}),
-          ...(values['fault-seed'] ? { seed: int('fault-seed', values['fault-seed']) } : {}),
-        };
+      : { rate: Number(rateText), ...(kinds ? { kinds } : {}), ...(seed !== undefined ? { seed } : {}) };
   const logFormat = values['log-format'];
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${oneOf(LOG_FORMATS)}; got "${logFormat}".`);
   const headers = values['ratelimit-headers'];

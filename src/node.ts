@@ -6,6 +6,7 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
@@ -180,19 +181,30 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       },
     );
   });
+  /** Answers on a bare socket, for what never became a request, and closes the connection. */
+  const answerSocket = (socket: Duplex, reply: Reply) => {
+    socket.end(serialize(reply));
+    const entry = onRequest && logEntry(reply, true, 0);
+    if (entry) onRequest(entry);
+  };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.
   http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-    const reply =
+    answerSocket(
+      socket,
       err.code === 'HPE_HEADER_OVERFLOW'
         ? refuse(431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.')
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
-          : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).');
-    socket.end(serialize(reply));
-    const entry = onRequest && logEntry(reply, true, 0);
-    if (entry) onRequest(entry);
+          : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'),
+    );
+  });
+  // CONNECT never reaches the request handler either: node hands over the socket, and without
+  // this listener closes it unanswered. The socket is ours now, its errors included.
+  http.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    answerSocket(socket, refuse(400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'));
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

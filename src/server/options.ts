@@ -141,8 +141,9 @@ const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as nu
 
 function resolveQuota(plan: PlanName | Quota): Quota {
   if (typeof plan === 'string') {
-    const quota = PLANS[plan.toLowerCase() as PlanName];
-    if (quota) return quota;
+    const name = plan.toLowerCase();
+    // Own plans only: `PLANS.constructor` is a function, and a key given it had no limit at all.
+    if (Object.hasOwn(PLANS, name)) return PLANS[name as PlanName];
     throw new TypeError(
       `apiKeys: plan "${plan}" of a key is unknown. Use ${Object.keys(PLANS).map((p) => `"${p}"`).join(', ')}, or { perMinute, perDay } for a custom Enterprise quota.`,
     );
@@ -160,7 +161,8 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
   }
   const seeded: Pet[] = [];
   const used = new Set<number>();
-  let nextId = Math.max(0, ...pets.map((p) => (typeof p.id === 'number' ? p.id : 0))) + 1;
+  // A loop, not Math.max(...ids): spreading a few hundred thousand seeds overflows the stack.
+  let nextId = pets.reduce((max, p) => (typeof p.id === 'number' && p.id > max ? p.id : max), 0) + 1;
   for (const [index, seed] of pets.entries()) {
     const { id, ...rest } = seed;
     const checked = check(ServerNewPetSchema, rest, `pets[${index}]`);
@@ -175,15 +177,21 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
   return seeded.sort((a, b) => a.id - b.id);
 }
 
-/** Applies defaults and checks every option once, throwing a `TypeError` that says what to fix. */
-export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
-  const apiKeys = new Map<string, Quota>();
-  for (const [key, plan] of Object.entries(options.apiKeys ?? DEFAULTS.apiKeys)) {
+/** Checks the `apiKeys` option (the CLI's `--key` flags too) and resolves each plan to its quota. */
+export function resolveApiKeys(apiKeys: Record<string, PlanName | Quota>): Map<string, Quota> {
+  const resolved = new Map<string, Quota>();
+  for (const [key, plan] of Object.entries(apiKeys)) {
     if (key.length === 0 || !/^[\x21-\x7e]+$/.test(key)) {
       throw new TypeError('apiKeys: every key must be a non-empty string of printable ASCII without spaces.');
     }
-    apiKeys.set(key, resolveQuota(plan));
+    resolved.set(key, resolveQuota(plan));
   }
+  return resolved;
+}
+
+/** Applies defaults and checks every option once, throwing a `TypeError` that says what to fix. */
+export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
+  const apiKeys = resolveApiKeys(options.apiKeys ?? DEFAULTS.apiKeys);
   if (options.rateLimitHeaders !== undefined && !RATE_LIMIT_HEADERS.includes(options.rateLimitHeaders)) {
     throw new TypeError(`rateLimitHeaders must be "x", "ietf" or "both"; got "${String(options.rateLimitHeaders)}".`);
   }

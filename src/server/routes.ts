@@ -84,16 +84,14 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
   const pet = check(ServerNewPetSchema, read.body, 'body');
   if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
   const created = store.add(pet.data);
-  const { url } = request;
-  return json(created, 201, { Location: new URL(`${created.id}`, `${url.origin}${url.pathname}/`).href });
+  return json(created, 201, { Location: `${apiBase(request.url)}/pets/${created.id}` });
 }
 
-function getPet({ request: { url }, params, now, path, store }: RouteContext): Reply {
-  const prefix = url.pathname.slice(0, url.pathname.length - path.length);
+function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
   const headers = {
     Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
     Sunset: SUNSET_HTTP_DATE,
-    Link: `<${url.origin}${prefix}/pets>; rel="successor-version"`,
+    Link: `<${apiBase(url)}/pets>; rel="successor-version"`,
   };
   if (now >= GET_PET_SUNSET.getTime()) {
     return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
@@ -118,16 +116,30 @@ const ROUTES: readonly Route[] = [
 /** The API's paths, for messages that point callers at them. */
 export const API_PATHS = '/v1/pets, /v1/pets/{petId} and /v1/store/orders';
 
+/** The segments of `pathname` and the index of its first `v1`, or -1 when it is outside `/v1`. */
+function v1Segments(pathname: string): [segments: string[], v1: number] {
+  const segments = pathname.split('/');
+  return [segments, segments.indexOf('v1')];
+}
+
 /**
  * The path below the first `/v1` segment of `pathname` (any host, any prefix), without a trailing
  * slash; `undefined` when the path is outside `/v1`.
  */
 export function apiPath(pathname: string): string | undefined {
-  const segments = pathname.split('/');
-  const v1 = segments.indexOf('v1');
+  const [segments, v1] = v1Segments(pathname);
   if (v1 < 0) return undefined;
   const base = '/' + segments.slice(v1 + 1).join('/');
   return base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
+}
+
+/**
+ * The API's base URL as the request reached it, up to and including its first `/v1` segment,
+ * whatever follows (a trailing slash included): what `Location` and `Link` answers build on.
+ */
+function apiBase(url: URL): string {
+  const [segments, v1] = v1Segments(url.pathname);
+  return url.origin + segments.slice(0, v1 + 1).join('/');
 }
 
 /** Matches a path below `/v1` against the routes, once. */

@@ -158,7 +158,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
   const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;
-  /** Bans told to `onBan` and not yet ended: key label → end (ms). */
+  /** Bans told to `onBan` and not yet ended: key → end (ms). By key, not label: two keys may share one. */
   const bans = new Map<string, number>();
   let banTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -183,7 +183,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       if (until <= at) {
         bans.delete(key);
         const end = new Date(until).toISOString();
-        onBan({ state: 'ended', key, time: end, until: end });
+        onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
       } else next = Math.min(next, until);
     }
     if (banTimer !== undefined) clearTimeout(banTimer);
@@ -254,7 +254,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       admission = anonymous(at);
     } else {
       const authorization = request.header('Authorization');
-      const bearer = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
+      // Any visible ASCII, as the apiKeys option and the client accept, not only RFC 6750's
+      // b64token: a key the server was given must be one it can be sent.
+      const bearer = authorization?.match(/^Bearer +([\x21-\x7e]+) *$/i);
       const key = bearer ? findKey(bearer[1]!) : undefined;
       if (!key) {
         const [code, message] = !authorization
@@ -269,7 +271,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       exchange.key = label;
       exchange.insideRetryAfter = admission.insideRetryAfter === true;
       if (admission.bannedUntil !== undefined && config.onBan) {
-        bans.set(label, admission.bannedUntil);
+        bans.set(key, admission.bannedUntil);
         config.onBan({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
         endBans();
       }

@@ -243,6 +243,31 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(JSON.stringify(events)).not.toContain('ban-me-please');
   });
 
+  it('onBan tells the end of each key\'s ban, even when two banned keys share a label', async () => {
+    const events: BanEvent[] = [];
+    const server = createReferenceServer({
+      apiKeys: { 'same-one': { perMinute: 1, perDay: 100 }, 'same-two': { perMinute: 1, perDay: 100 } },
+      now: () => T0,
+      banThreshold: 1,
+      banDurationMs: 120_000,
+      onBan: (event) => events.push(event),
+    });
+    const ban = async (key: string) => {
+      for (let i = 0; i < 4; i++) await get(server, '/v1/pets', { Authorization: `Bearer ${key}` });
+    };
+    await ban('same-one');
+    server.clock.advance(60_000);
+    await ban('same-two');
+    server.clock.advance(120_000);
+    const at = (ms: number) => new Date(T0 + ms).toISOString();
+    expect(events.map(({ state, time }) => [state, time])).toEqual([
+      ['banned', at(0)],
+      ['banned', at(60_000)],
+      ['ended', at(120_000)],
+      ['ended', at(180_000)],
+    ]);
+  });
+
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
     const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free' }, admin: true });
     for (const key of ['abc', 'same-one', 'same-two']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));

@@ -145,6 +145,13 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         await errorOf(await post({ name: 'x', categoryId: 1 }, { key: 'key-pr' }), 401);
       });
 
+      it('a key of any visible ASCII the apiKeys option accepts authenticates, as the client sends it', async () => {
+        const key = 'k!$%&*()[]{}:;<>?@^`|\\"\',';
+        await start({ apiKeys: { [key]: 'free' } });
+        expect((await send('/pets', { key })).status).toBe(200);
+        expect((await errorOf(await send('/pets', { key: `${key}x` }), 401)).code).toBe('invalid_api_key');
+      });
+
       it('the Bearer scheme is case-insensitive', async () => {
         expect((await send('/pets', { key: null, headers: { Authorization: `bearer ${KEYS.pro}` } })).status).toBe(200);
       });
@@ -198,6 +205,13 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         const fetched = await (await send('/pets/31')).json();
         expect(fetched).toEqual(pet);
         expect(await (await post({ name: 'Tom', categoryId: 3 })).json()).toEqual({ id: 32, name: 'Tom', categoryId: 3 });
+      });
+
+      it('a POST to /pets/ with a trailing slash answers a Location that reaches the pet', async () => {
+        const response = await send('/pets/', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' });
+        expect(response.status).toBe(201);
+        expect(response.headers.get('Location')).toBe(`${baseUrl}/pets/31`);
+        expect((await sendRequest(new Request(response.headers.get('Location')!, { headers: { Authorization: `Bearer ${KEYS.pro}` } }))).status).toBe(200);
       });
 
       it.each([
@@ -264,6 +278,10 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(response.status).toBe(200);
         expect((await response.json()).id).toBe(4);
         expectDeprecationHeaders(response);
+      });
+
+      it('with a trailing slash, Link still names the list of pets', async () => {
+        expectDeprecationHeaders(await send('/pets/4/'));
       });
 
       it('an unknown id answers 404, still with the deprecation headers', async () => {

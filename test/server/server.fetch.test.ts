@@ -42,6 +42,17 @@ describe('createReferenceServer', () => {
     expect(allowed).toEqual(expect.arrayContaining(['Authorization', 'Content-Type', 'X-Animal-Store-Client', 'X-Request-Id']));
   });
 
+  it('rejects a plan named after an Object.prototype member instead of giving the key no limit', () => {
+    for (const plan of ['constructor', 'toString', '__proto__']) {
+      expect(() => createReferenceServer({ apiKeys: { k: plan as 'free' } })).toThrow(`plan "${plan}" of a key is unknown`);
+    }
+  });
+
+  it('takes 200,000 seed records as it takes a count of 200,000', () => {
+    const pets = Array.from({ length: 200_000 }, (_, i) => ({ name: `p${i}`, categoryId: 1 }));
+    expect(createReferenceServer({ pets }).inspect().petCount).toBe(200_000);
+  });
+
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
     expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);

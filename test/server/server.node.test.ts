@@ -98,6 +98,17 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
   });
 
+  it('CONNECT, which node:http never hands to the request handler, gets an Error record instead of a closed connection', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    for (const target of ['petstore.test:443', '/v1/pets']) {
+      const text = await raw(running.url, `CONNECT ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`);
+      const [head, body] = text.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+      expect(head).toMatch(/x-ratelimit-remaining: 60/i);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
+    }
+  });
+
   it('headers larger than node:http accepts answer 431 with an Error record', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
