@@ -357,14 +357,14 @@ export class PetStoreClient {
       if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
       response = await this.#send(operation, options, controller.signal);
       // Observed as soon as the head arrives: a 429 blocks every call before its body is read.
-      this.#observe(response, false);
+      this.#observe(response, attempt, false);
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
       text = await this.#read(response, controller);
     } catch (error) {
       throw this.#failure(error, operation, call, timeout, signal, response);
     } finally {
       // A 429 whose Error record announces a ban is observed again, so refusals say so.
-      if (response?.status === 429 && text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text)) this.#observe(response, true);
+      if (response?.status === 429 && text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text)) this.#observe(response, attempt, true);
       clearTimeout(timer);
       signal?.removeEventListener('abort', abort);
       release();
@@ -396,9 +396,12 @@ export class PetStoreClient {
     return { data: checked.data, response, requestId };
   }
 
-  /** Tells the coordinator what a response said about the rate limit. */
-  #observe(response: Response, banned: boolean): void {
-    const observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(1)));
+  /**
+   * Tells the coordinator what a response said about the rate limit. A 429 that names no wait
+   * blocks for the backoff of this call's `attempt`, so repeated ones back off exponentially.
+   */
+  #observe(response: Response, attempt: number, banned: boolean): void {
+    const observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt)));
     if (observed instanceof Promise) observed.catch(() => {});
   }
 

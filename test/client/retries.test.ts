@@ -52,6 +52,24 @@ describe('retries', () => {
     expect(await run(call)).toHaveLength(1);
   });
 
+  it('bare 429s (no Retry-After, no budget) back off exponentially: with Math.random at 0.999 the waits are just under 0.5, 1 and 2 s', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    const calls = failing('get', '/pets', 3, () => new HttpResponse(null, { status: 429 }));
+    const call = client({ maxRetries: 3 }).listPets({ limit: 1 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.count).toBe(1);
+    const arrivals = [Date.now()];
+    for (let step = 0; step < 40 && calls.count < 4; step++) {
+      const before = calls.count;
+      await vi.advanceTimersByTimeAsync(100);
+      if (calls.count > before) arrivals.push(Date.now());
+    }
+    expect(await run(call)).toHaveLength(1);
+    expect(calls.count).toBe(4);
+    // Each gap is the previous one doubled (to the 100 ms step the test advances by).
+    expect(arrivals.slice(1).map((at, i) => at - arrivals[i]!)).toEqual([500, 1_000, 2_000]);
+  });
+
   it('listPets: a network error is retried, and ConnectionError is thrown when retries run out', async () => {
     const calls = failing('get', '/pets', 10, () => HttpResponse.error());
     expect(await run(client({ maxRetries: 1 }).listPets())).toBeInstanceOf(ConnectionError);

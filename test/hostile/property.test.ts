@@ -20,8 +20,11 @@ const START = Date.UTC(2026, 5, 1, 0, 0, 10, 250);
 const KEY = 'sk_live_PROPERTYk3y';
 const SECOND = 1_000;
 const DAY = 86_400 * SECOND;
-/** The longest backoff a bare 429 blocks for (the first retry's full jitter cap). */
-const FIRST_BACKOFF_MS = 500;
+/**
+ * The longest backoff a bare 429 blocks for: bare 429s back off exponentially per attempt, and
+ * with `maxRetries: 3` the fourth attempt's full-jitter cap (0.5 s × 2³) is the largest.
+ */
+const BARE_429_BACKOFF_MS = 4_000;
 
 /** A Retry-After as generated: valid seconds, a date some seconds ahead, or text as sent. */
 type RetryAfter = { seconds: number } | { dateInS: number } | { raw: string };
@@ -192,7 +195,7 @@ function runScenario(scripts: Script[], skewMs: number, concurrency: number) {
           headers.set('Retry-After', retryAfter.raw);
         }
         // No valid Retry-After: the spent budget's reset is the window, else a bare 429 (backoff).
-        asked ??= spent ?? { end: now, relativeMs: FIRST_BACKOFF_MS };
+        asked ??= spent ?? { end: now, relativeMs: BARE_429_BACKOFF_MS };
       }
     }
     if (script.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
