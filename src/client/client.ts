@@ -31,7 +31,7 @@ import {
 } from './errors.js';
 import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
-import { checkTuning, resolveOptions, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
+import { checkTuning, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { isPermissionDenied, sleep } from './runtime.js';
 
@@ -276,6 +276,7 @@ export class PetStoreClient {
 
   async #call<T>(operation: Operation<T>, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, `${operation.name} options`);
+    const headers = options.headers ? this.#headersFor(options.headers, operation.name) : this.#options.headers;
     const { signal } = options;
     signal?.throwIfAborted();
     const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url };
@@ -284,7 +285,7 @@ export class PetStoreClient {
     const budget: WaitBudget = { waits: retries };
     let attempt = 0;
     try {
-      return await withRetries(() => this.#attempt(operation, call, options, budget, ++attempt), {
+      return await withRetries(() => this.#attempt(operation, call, options, headers, budget, ++attempt), {
         method: operation.method,
         retries,
         maxRetryDelay: this.#options.maxRetryDelay,
@@ -342,7 +343,7 @@ export class PetStoreClient {
    * One attempt: pass the gate, send once, read the body, and turn the outcome into data or our
    * error. One controller and one deadline end it at whatever stage it is, body included.
    */
-  async #attempt<T>(operation: Operation<T>, call: CallInfo, options: RequestOptions, budget: WaitBudget, attempt: number): Promise<ApiResponse<T>> {
+  async #attempt<T>(operation: Operation<T>, call: CallInfo, options: RequestOptions, headers: Headers, budget: WaitBudget, attempt: number): Promise<ApiResponse<T>> {
     const { signal } = options;
     const timeout = options.timeout ?? this.#options.timeout;
     const release = await this.#admit(call, timeout, budget, signal);
@@ -355,7 +356,7 @@ export class PetStoreClient {
     let text: string | undefined;
     try {
       if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
-      response = await this.#send(operation, options, controller.signal);
+      response = await this.#send(operation, headers, controller.signal);
       // Observed as soon as the head arrives: a 429 blocks every call before its body is read.
       this.#observe(response, attempt, false);
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
@@ -405,13 +406,15 @@ export class PetStoreClient {
     if (observed instanceof Promise) observed.catch(() => {});
   }
 
+  /** The client's headers with a call's own on top; they never replace Authorization. */
+  #headersFor(init: HeadersInit, operation: string): Headers {
+    const headers = new Headers(this.#options.headers);
+    for (const [name, value] of toHeaders(init, `${operation} options`)) if (name !== 'authorization') headers.set(name, value);
+    return headers;
+  }
+
   /** Sends one request through ky (its retry and timeout off: ours are the only ones). */
-  #send(operation: Operation<unknown>, options: RequestOptions, signal: AbortSignal): Promise<Response> {
-    let headers = this.#options.headers;
-    if (options.headers) {
-      headers = new Headers(headers);
-      for (const [name, value] of new Headers(options.headers)) if (name !== 'authorization') headers.set(name, value);
-    }
+  #send(operation: Operation<unknown>, headers: Headers, signal: AbortSignal): Promise<Response> {
     const base = this.#options.fetch ?? ((request: Request, init?: RequestInit) => globalThis.fetch(request, init));
     const sent = ky(operation.url, {
       method: operation.method,

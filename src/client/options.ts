@@ -184,6 +184,18 @@ function configError(message: string, path: string): ValidationError {
   return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
 }
 
+/**
+ * `init` as `Headers`, or a `ValidationError` when fetch would refuse it (a line break in a value,
+ * a space in a name). The message never echoes the value: it may hold a credential.
+ */
+export function toHeaders(init: HeadersInit | undefined, what: string): Headers {
+  try {
+    return new Headers(init);
+  } catch {
+    throw configError(`${what}: headers must be names and values fetch accepts (a name is a token, a value has no line breaks).`, 'headers');
+  }
+}
+
 const NO_LOG = () => {};
 
 /**
@@ -254,7 +266,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   const baseUrl = resolveBaseUrl(rawBase);
   const logLevel = options.logLevel ?? (env('PETSTORE_LOG') as LogLevel | undefined) ?? DEFAULTS.logLevel;
   checkTuning({ ...options, logLevel }, 'PetStoreClient options');
-  const headers = new Headers(options.headers);
+  const headers = toHeaders(options.headers, 'PetStoreClient options');
   headers.set('Accept', 'application/json');
   // Browsers refuse to let a page set User-Agent; the X- header names the SDK there.
   if (hostProcess() === undefined) headers.set('X-Animal-Store-Client', SDK_ID);

@@ -120,6 +120,18 @@ describe('the API key never leaks', () => {
     }
   });
 
+  it('a header value fetch refuses throws ValidationError, at construction or before the call sends anything, without echoing the value', async () => {
+    const secret = 'sk_live_SECRETk3y\r\nX-Injected: 1';
+    expect(() => client({ headers: { 'X-Trace': secret } })).toThrow(ValidationError);
+    expect(() => client({ headers: { 'X-Trace': secret } })).toThrow(/headers/);
+    const { seen, fetch } = recordingFetch();
+    const error = await run(client({ fetch }).listPets({}, { headers: { 'X-Trace': secret } }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/listPets options: headers/);
+    expect((error as Error).message).not.toContain('sk_live');
+    expect(seen).toHaveLength(0);
+  });
+
   it('a connection error keeps only the transport cause, not ky\'s request with its headers', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.error()));
     const error = await run(client({ maxRetries: 0 }).listPets());
