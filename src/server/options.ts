@@ -137,6 +137,9 @@ function generatePets(count: number): Pet[] {
   return pets;
 }
 
+/** The longest wait `setTimeout` honours. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
 function resolveQuota(plan: PlanName | Quota): Quota {
@@ -221,6 +224,7 @@ function resolveFaults(faults: FaultOptions | undefined): ResolvedFaults | undef
     if (!FAULT_KINDS.includes(kind)) throw new TypeError(`faults.kinds: "${kind}" is not one of ${FAULT_KINDS.join(', ')}.`);
   }
   const latencyMs = faults.latencyMs ?? DEFAULTS.faults.latencyMs;
-  if (!isCount(latencyMs)) throw new TypeError('faults.latencyMs must be a non-negative integer of milliseconds.');
+  // A timer cannot wait longer than 2^31 - 1 ms: it would fire at once instead.
+  if (!isCount(latencyMs) || latencyMs > MAX_TIMER_MS) throw new TypeError(`faults.latencyMs must be a non-negative integer of milliseconds, at most ${MAX_TIMER_MS}.`);
   return { rate: faults.rate, kinds, latencyMs, seed: faults.seed ?? DEFAULTS.faults.seed };
 }

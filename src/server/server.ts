@@ -2,7 +2,7 @@ import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } f
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
-import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
+import { MAX_TIMER_MS, PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
 import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
 import { PetStore } from './store.js';
@@ -189,7 +189,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     if (banTimer !== undefined) clearTimeout(banTimer);
     banTimer = undefined;
     if (next < Infinity) {
-      banTimer = setTimeout(endBans, Math.min(next - at, 2 ** 31 - 1));
+      banTimer = setTimeout(endBans, Math.min(next - at, MAX_TIMER_MS));
       // A pending ban end never keeps a process alive (Node's timers have unref; others do not need it).
       (banTimer as { unref?: () => void }).unref?.();
     }

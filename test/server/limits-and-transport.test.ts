@@ -64,6 +64,11 @@ describe('rate limits on the wire', () => {
     expect(both.headers.get('X-RateLimit-Remaining')).toBe('0');
     expect(() => createReferenceServer({ rateLimitHeaders: 'y' as 'x' })).toThrow(/rateLimitHeaders must be "x", "ietf" or "both"/);
   });
+
+  it('a fault latency longer than a timer can wait (2^31 - 1 ms) is refused when the server is created, not fired at once', () => {
+    expect(() => createReferenceServer({ faults: { rate: 1, kinds: ['latency'], latencyMs: 2 ** 31 } })).toThrow(/faults.latencyMs must be .* at most 2147483647/);
+    expect(() => createReferenceServer({ faults: { rate: 1, kinds: ['latency'], latencyMs: 2 ** 31 - 1 } })).not.toThrow();
+  });
 });
 
 describe('server.fetch as every runtime calls it', () => {
