@@ -398,8 +398,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       limiter.reset();
       planFault.reset();
       journal.clear();
-      bans.clear();
+      // Every ban is over now: onBan is told so, as when one runs out.
+      const at = now();
+      for (const key of bans.keys()) bans.set(key, at);
       endBans();
+      bans.clear();
     },
     inspect() {
       return { petCount: store.size, keys: limiter.stats() };

@@ -10,6 +10,19 @@ import { createReferenceServer, type BanEvent, type ReferenceServerOptions } fro
 const T0 = Date.UTC(2027, 0, 1);
 const KEY = 'admin-test-key-1';
 
+/** A server on T0 whose key `ban-me-please` is banned for 2 minutes by its fourth request in a minute, and the ban events it told. */
+function bannable() {
+  const events: BanEvent[] = [];
+  const server = createReferenceServer({
+    apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
+    now: () => T0,
+    banThreshold: 1,
+    banDurationMs: 120_000,
+    onBan: (event) => events.push(event),
+  });
+  return { events, server };
+}
+
 describe('admin API over HTTP', () => {
   let running: RunningReferenceServer | undefined;
   afterEach(async () => {
@@ -223,14 +236,7 @@ describe('request ids, the journal and the clock in-process', () => {
   });
 
   it('onBan tells when a key is banned and when the ban ends, by label, on the server\'s clock', async () => {
-    const events: BanEvent[] = [];
-    const server = createReferenceServer({
-      apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
-      now: () => T0,
-      banThreshold: 1,
-      banDurationMs: 120_000,
-      onBan: (event) => events.push(event),
-    });
+    const { events, server } = bannable();
     const send = () => get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' });
     for (let i = 0; i < 4; i++) await send(); // 200, 429, strike 1, strike 2 > 1: banned
     expect(events).toEqual([
@@ -266,6 +272,21 @@ describe('request ids, the journal and the clock in-process', () => {
       ['ended', at(120_000)],
       ['ended', at(180_000)],
     ]);
+  });
+
+  it('a reset lifts every ban and onBan tells so at once, on the server\'s clock', async () => {
+    const { events, server } = bannable();
+    for (let i = 0; i < 4; i++) await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' });
+    server.clock.advance(30_000);
+    server.reset();
+    const at = new Date(T0 + 30_000).toISOString();
+    expect(events.map(({ state, time, until }) => [state, time, until])).toEqual([
+      ['banned', new Date(T0).toISOString(), new Date(T0 + 120_000).toISOString()],
+      ['ended', at, at],
+    ]);
+    server.clock.advance(120_000);
+    expect(events).toHaveLength(2);
+    expect((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status).toBe(200);
   });
 
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
