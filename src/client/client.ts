@@ -17,12 +17,13 @@ import {
   type NewPet,
   type Pet,
 } from '../schemas/index.js';
-import type { RateLimitStore } from './coordinator.js';
+import type { AcquireDecision, RateLimitStore } from './coordinator.js';
 import { DeprecationReporter, GET_PET_NOTICE, noticeFromHeaders } from './deprecation.js';
 import {
   ApiError,
   ConnectionError,
   describeCall,
+  PetStoreError,
   ResponseValidationError,
   ThrottledError,
   TimeoutError,
@@ -33,7 +34,7 @@ import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
 import { checkTuning, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
-import { isPermissionDenied, sleep } from './runtime.js';
+import { isPermissionDenied, reportListenerError, sleep } from './runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {
@@ -309,8 +310,15 @@ export class PetStoreClient {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     for (;;) {
-      let decision = coordinator.acquire(request);
-      if (decision instanceof Promise) decision = await decision;
+      let decision: AcquireDecision | Promise<AcquireDecision>;
+      try {
+        decision = coordinator.acquire(request);
+        if (decision instanceof Promise) decision = await decision;
+      } catch (error) {
+        // A coordinator of the user's own that fails: nothing may be sent without its decision.
+        if (signal?.aborted) throw signal.reason;
+        throw new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
+      }
       if (decision.kind === 'granted') return decision.release;
       const { kind, waitMs } = decision;
       if (kind !== 'busy') {
@@ -402,7 +410,15 @@ export class PetStoreClient {
    * blocks for the backoff of this call's `attempt`, so repeated ones back off exponentially.
    */
   #observe(response: Response, attempt: number, banned: boolean): void {
-    const observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt)));
+    let observed: void | Promise<void>;
+    try {
+      observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt)));
+    } catch (error) {
+      // A coordinator of the user's own that fails to record is reported like a listener: the
+      // response is still the call's answer (a created pet included).
+      reportListenerError(error);
+      return;
+    }
     if (observed instanceof Promise) observed.catch(() => {});
   }
 

@@ -119,6 +119,10 @@ export interface RateLimitObservation {
  * - before any response, one request at a time probes the unknown budget (`busy`);
  * - after a response without a budget, once no announced window is running, the throttle steps
  *   aside (only `blocked` still applies).
+ *
+ * When `acquire` throws or rejects, the call fails with a `PetStoreError` (the failure as its
+ * `cause`) and nothing is sent. When `observe` throws, the failure is reported (`reportError`)
+ * and the call still returns its response.
  */
 export interface RateLimitCoordinator extends RateLimitStore {
   /**

@@ -1,8 +1,21 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ThrottledError, type RateLimitState } from '@animal-store/sdk';
-import { settle, START, useReferenceServer } from './harness.js';
+import { createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
+import { run, settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
+
+/** A user-written coordinator: the in-memory one, with some methods replaced. */
+function memoryWith(overrides: Partial<RateLimitCoordinator>): RateLimitCoordinator {
+  const memory = createMemoryCoordinator();
+  return {
+    getSnapshot: memory.getSnapshot,
+    subscribe: memory.subscribe,
+    acquire: (request) => memory.acquire(request),
+    observe: (observation) => memory.observe(observation),
+    changed: (signal) => memory.changed(signal),
+    ...overrides,
+  };
+}
 
 describe('coordinated rate limiting', () => {
   it('storm: 200 concurrent calls on a Free-plan key all settle, none is sent inside a Retry-After window, and the key is not banned', async () => {
@@ -102,5 +115,27 @@ describe('coordinated rate limiting', () => {
     await settle(pro.listPets());
     expect(seen.map((s) => s?.remaining)).toEqual([299, 298]);
     expect(getSnapshot()?.remaining).toBe(297);
+  });
+
+  it('a coordinator whose acquire throws fails the call with a PetStoreError that names the call, and nothing is sent', async () => {
+    const failure = new Error('store unreachable');
+    const coordinator = memoryWith({ acquire: () => { throw failure; } });
+    const before = server.inspect().keys['key-pro']?.requests ?? 0;
+    const error = await run(client({ coordinator }).listPets({ limit: 1 }));
+    expect(error).toBeInstanceOf(PetStoreError);
+    expect(error).toMatchObject({ message: expect.stringMatching(/^listPets \(GET \/pets[^)]*\): not sent: the rate-limit coordinator failed/), cause: failure });
+    const rejecting = memoryWith({ acquire: () => Promise.reject(failure) });
+    expect(await run(client({ coordinator: rejecting }).listPets({ limit: 1 }))).toBeInstanceOf(PetStoreError);
+    expect(server.inspect().keys['key-pro']?.requests ?? 0).toBe(before);
+  });
+
+  it('a coordinator whose observe throws is reported, and the call still returns its data', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const failure = new Error('cannot record');
+    const coordinator = memoryWith({ observe: () => { throw failure; } });
+    expect(await run(client({ coordinator }).listPets({ limit: 1 }))).toHaveLength(1);
+    expect(reported).toEqual([failure]);
+    vi.unstubAllGlobals();
   });
 });
