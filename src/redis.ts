@@ -356,10 +356,12 @@ class Shared implements RateLimitCoordinator {
       const { decision } = await flight;
       // A window this process was told of holds even when Redis has not run that observation yet
       // (its script reloaded after NOSCRIPT, behind this decision) or lost it with a connection.
-      const known = this.#fallback.blocked();
-      if (decision?.kind === 'granted' && known) {
-        decision.release();
-        return known;
+      if (decision?.kind === 'granted') {
+        const known = this.#fallback.blocked();
+        if (known) {
+          decision.release();
+          return known;
+        }
       }
       return decision ?? this.#fallbackAcquire(request);
     } finally {

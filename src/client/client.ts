@@ -316,7 +316,7 @@ export class PetStoreClient {
         if (decision instanceof Promise) decision = await decision;
       } catch (error) {
         // A coordinator of the user's own that fails: nothing may be sent without its decision.
-        if (signal?.aborted) throw signal.reason;
+        // (An abort's reason is what the caller gets either way: #call puts it back.)
         throw new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
       }
       if (decision.kind === 'granted') return decision.release;

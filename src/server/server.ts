@@ -402,7 +402,6 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       const at = now();
       for (const key of bans.keys()) bans.set(key, at);
       endBans();
-      bans.clear();
     },
     inspect() {
       return { petCount: store.size, keys: limiter.stats() };
