@@ -76,7 +76,8 @@ function parameters(member: string): Record<string, number> | undefined {
 /**
  * The budget of draft-ietf-httpapi-ratelimit-headers: `RateLimit: "default";r=50;t=30` (remaining,
  * and seconds until more quota: relative, so skew-free), with the quota from the
- * `RateLimit-Policy` of the same name when there is one. Malformed fields are ignored.
+ * `RateLimit-Policy` of the same name when there is one. Malformed fields are ignored, and so is
+ * an item without `t` (optional in draft-11): it names no time to hold requests for.
  */
 function ietfBudget(headers: Headers): RateLimitObservation['budget'] {
   const field = headers.get('RateLimit');

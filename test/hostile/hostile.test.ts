@@ -329,6 +329,20 @@ describe('an unannounced budget is not a budget of one', () => {
     expect(after(arrivals)[0]).toBeLessThanOrEqual(5_000);
   });
 
+  it('a RateLimit item without t (optional in draft-11) gives no time to wait by: the items that have one are read', async () => {
+    await serve(() => ({ status: 200, headers: { RateLimit: '"daily";r=0, "burst";r=7;t=30', 'RateLimit-Policy': '"burst";q=10;w=60' } }));
+    const c = client();
+    expect(await drive(c.listPets())).toEqual([]);
+    expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 10, remaining: 7, resetAt: new Date(START + 30_000) });
+  });
+
+  it('a RateLimit field whose items all lack t falls back to the X-RateLimit headers', async () => {
+    await serve((_, now) => ({ status: 200, headers: { RateLimit: '"default";r=0', ...budget(60, 4, now + 20_000) } }));
+    const c = client();
+    expect(await drive(c.listPets())).toEqual([]);
+    expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 60, remaining: 4 });
+  });
+
   it('Retry-After wins over the IETF RateLimit header on a 429', async () => {
     const { arrivals } = await serve((n) => (n === 0 ? { status: 429, headers: { 'Retry-After': '2', RateLimit: '"default";r=0;t=10' } } : { status: 200 }));
     expect(await drive(client({ throttle: false }).listPets())).toEqual([]);
