@@ -5,8 +5,9 @@
  * redis-server on loopback. Target: at most 1 ms added per call, median.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createClient } from 'redis';
+import { freePort } from '../test/support/ports.ts';
+import { PROGRAMS, programPath } from '../test/support/programs.ts';
 import { printTable, round, saveResult, verdict } from './lib.mjs';
 
 const { PetStoreClient } = await import('../dist/index.js');
@@ -17,14 +18,6 @@ const CALLS = 2_000;
 const ROUNDS = 5;
 const TARGET_MS = 1;
 const KEY = 'bench-enterprise';
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Median milliseconds per call of `client`, one call at a time. */
 async function perCall(client) {
@@ -40,7 +33,7 @@ async function perCall(client) {
 
 export async function run() {
   const port = await freePort();
-  const redisServer = spawn(process.env.REDIS_SERVER || 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redisServer = spawn(programPath(PROGRAMS.redis), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   try {
     let redis;
     for (let attempt = 0; !redis && attempt < 50; attempt++) {
