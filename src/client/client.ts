@@ -111,6 +111,20 @@ function neverSent(cause: unknown): boolean {
 }
 
 /**
+ * What a fetch failure says, with its cause's reason: undici's `fetch failed` alone hides whether
+ * the connection was refused, the host unknown or the certificate rejected
+ * (`fetch failed: connect ECONNREFUSED 127.0.0.1:4010`).
+ */
+function describeFailure(cause: unknown): string {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const inner = (cause as { cause?: unknown } | undefined)?.cause;
+  if (!(inner instanceof Error)) return message;
+  // Several addresses tried (localhost as ::1 and 127.0.0.1) fail as an AggregateError with no message.
+  const detail = inner.message.trim() || (inner as { code?: unknown }).code;
+  return typeof detail === 'string' && detail && detail !== message ? `${message}: ${detail}` : message;
+}
+
+/**
  * The typed client of the Animal Store API: validated arguments and responses, one error
  * hierarchy, retries, and rate limiting coordinated across all calls of the client (or, with a
  * shared `coordinator`, across processes).
@@ -524,7 +538,7 @@ export class PetStoreClient {
       ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`
       : response
         ? 'the connection was cut while reading the response body'
-        : `the request failed before a response arrived (${cause instanceof Error ? cause.message : String(cause)})`;
+        : `the request failed before a response arrived (${describeFailure(cause)})`;
     return new ConnectionError({
       message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
       cause,
