@@ -338,13 +338,15 @@ export class PetStoreClient {
       if (kind !== 'busy') {
         if (waitMs > maxRetryDelay || budget.waits <= 0) {
           const code = decision.kind === 'spent' ? 'budget_spent' : decision.kind === 'blocked' && decision.banned ? 'api_key_banned' : 'rate_limited';
-          const why =
-            budget.waits <= 0
-              ? 'the call already waited for as many rate-limit windows as maxRetries allows'
-              : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${Math.round(maxRetryDelay / 1000)} s)`;
+          const noWaits = budget.waits <= 0;
+          // maxRetryDelay as given: rounded to seconds, 1500 read "2 s" and 100 read "0 s".
+          const limit = maxRetryDelay % 1000 === 0 ? `${maxRetryDelay / 1000} s` : `${maxRetryDelay} ms`;
+          const why = noWaits
+            ? 'the call already waited for as many rate-limit windows as maxRetries allows'
+            : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${limit})`;
           const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
           throw new ThrottledError({
-            message: `${describeCall(call)}: not sent: ${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise maxRetryDelay, or use a plan with a higher limit.`,
+            message: `${describeCall(call)}: not sent: ${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
             code,
             retryAfterMs: waitMs,
             call,
