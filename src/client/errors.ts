@@ -203,7 +203,9 @@ export class ApiError<S extends number = number> extends PetStoreError {
   constructor(init: ApiErrorInit) {
     const record = ErrorRecordSchema.safeParse(init.body);
     const requestId = init.headers.get('X-Request-Id') ?? undefined;
-    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record.`;
+    // A 404 the API did not write (no Error record) is most often a baseUrl that points elsewhere.
+    const elsewhere = init.status === 404 && init.call ? ` Nothing answers ${init.call.url.replace(/\?.*$/, '')}: check that baseUrl points at the Animal Store API.` : '';
+    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record.${elsewhere}`;
     const call = init.call ? `${describeCall(init.call)}: ` : '';
     super({ message: `${call}${text}${requestId ? ` (request id ${requestId})` : ''}` });
     this.status = init.status as number extends S ? number : S;
