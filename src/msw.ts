@@ -12,6 +12,7 @@ import type { ReferenceServer } from './server/server.js';
 export interface CreateHandlersOptions {
   /**
    * The base URL the handlers answer under, ending in `/v1`, as the client is configured with.
+   * In a browser it may be relative (`'/api/v1'`), resolved against the page's address.
    * @example 'https://petstore.test/v1'
    */
   baseUrl: string;
@@ -35,9 +36,12 @@ export interface CreateHandlersOptions {
 export function createHandlers(server: ReferenceServer, options: CreateHandlersOptions): HttpHandler[] {
   let base: URL;
   try {
-    base = new URL(options.baseUrl);
+    // In a page, a relative base URL ('/api/v1') resolves against its address, as the client's does.
+    base = new URL(options.baseUrl, (globalThis as { location?: { href?: string } }).location?.href);
   } catch {
-    throw new TypeError(`createHandlers: baseUrl must be an absolute URL such as "https://petstore.test/v1"; got "${options.baseUrl}".`);
+    throw new TypeError(
+      `createHandlers: baseUrl must be an absolute URL such as "https://petstore.test/v1" (or, in a browser, a path such as "/api/v1"); got "${options.baseUrl}".`,
+    );
   }
   const root = base.href.replace(/\/+$/, '');
   const resolver = async ({ request }: { request: Request }) => {

@@ -111,6 +111,20 @@ function neverSent(cause: unknown): boolean {
 }
 
 /**
+ * What a fetch failure says, with its cause's reason: undici's `fetch failed` alone hides whether
+ * the connection was refused, the host unknown or the certificate rejected
+ * (`fetch failed: connect ECONNREFUSED 127.0.0.1:4010`).
+ */
+function describeFailure(cause: unknown): string {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const inner = (cause as { cause?: unknown } | undefined)?.cause;
+  if (!(inner instanceof Error)) return message;
+  // Several addresses tried (localhost as ::1 and 127.0.0.1) fail as an AggregateError with no message.
+  const detail = inner.message.trim() || (inner as { code?: unknown }).code;
+  return typeof detail === 'string' && detail && detail !== message ? `${message}: ${detail}` : message;
+}
+
+/**
  * The typed client of the Animal Store API: validated arguments and responses, one error
  * hierarchy, retries, and rate limiting coordinated across all calls of the client (or, with a
  * shared `coordinator`, across processes).
@@ -324,13 +338,15 @@ export class PetStoreClient {
       if (kind !== 'busy') {
         if (waitMs > maxRetryDelay || budget.waits <= 0) {
           const code = decision.kind === 'spent' ? 'budget_spent' : decision.kind === 'blocked' && decision.banned ? 'api_key_banned' : 'rate_limited';
-          const why =
-            budget.waits <= 0
-              ? 'the call already waited for as many rate-limit windows as maxRetries allows'
-              : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${Math.round(maxRetryDelay / 1000)} s)`;
+          const noWaits = budget.waits <= 0;
+          // maxRetryDelay as given: rounded to seconds, 1500 read "2 s" and 100 read "0 s".
+          const limit = maxRetryDelay % 1000 === 0 ? `${maxRetryDelay / 1000} s` : `${maxRetryDelay} ms`;
+          const why = noWaits
+            ? 'the call already waited for as many rate-limit windows as maxRetries allows'
+            : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${limit})`;
           const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
           throw new ThrottledError({
-            message: `${describeCall(call)}: not sent: ${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise maxRetryDelay, or use a plan with a higher limit.`,
+            message: `${describeCall(call)}: not sent: ${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
             code,
             retryAfterMs: waitMs,
             call,
@@ -524,7 +540,7 @@ export class PetStoreClient {
       ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`
       : response
         ? 'the connection was cut while reading the response body'
-        : `the request failed before a response arrived (${cause instanceof Error ? cause.message : String(cause)})`;
+        : `the request failed before a response arrived (${describeFailure(cause)})`;
     return new ConnectionError({
       message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
       cause,

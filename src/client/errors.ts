@@ -180,8 +180,12 @@ export interface ApiErrorInit {
  */
 export class ApiError<S extends number = number> extends PetStoreError {
   override readonly name: string = 'ApiError';
-  /** The HTTP status. */
-  readonly status: S;
+  /**
+   * The HTTP status: a literal on the subclasses (a `NotFoundError`'s is `404`), else a number.
+   * (`instanceof` narrows a generic class to `ApiError<any>`; written this way, `status` is then
+   * `number`, not `any`.)
+   */
+  readonly status: number extends S ? number : S;
   /** The Error record's machine-readable code, or a code derived from the status when the body had none. */
   readonly code: string;
   /** The response headers (the request's headers, with the API key, are never kept). */
@@ -199,10 +203,12 @@ export class ApiError<S extends number = number> extends PetStoreError {
   constructor(init: ApiErrorInit) {
     const record = ErrorRecordSchema.safeParse(init.body);
     const requestId = init.headers.get('X-Request-Id') ?? undefined;
-    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record.`;
+    // A 404 the API did not write (no Error record) is most often a baseUrl that points elsewhere.
+    const elsewhere = init.status === 404 && init.call ? ` Nothing answers ${init.call.url.replace(/\?.*$/, '')}: check that baseUrl points at the Animal Store API.` : '';
+    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record.${elsewhere}`;
     const call = init.call ? `${describeCall(init.call)}: ` : '';
     super({ message: `${call}${text}${requestId ? ` (request id ${requestId})` : ''}` });
-    this.status = init.status as S;
+    this.status = init.status as number extends S ? number : S;
     this.code = record.success ? record.data.code : (DEFAULT_CODES[init.status] ?? `http_${init.status}`);
     this.headers = init.headers;
     this.body = init.body;

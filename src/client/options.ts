@@ -221,22 +221,22 @@ function levelled(logger: Logger, level: LogLevel): Logger {
  * The base URL, resolved against the page's address where there is one (a relative `'/api/v1'`
  * in a browser), checked: http(s), no credentials, ending in `/v1`. Messages never echo a password.
  */
-function resolveBaseUrl(raw: string): URL {
+function resolveBaseUrl(raw: string, source: string): URL {
   let url: URL;
   try {
     url = new URL(raw, (globalThis as { location?: { href?: string } }).location?.href);
   } catch {
-    throw configError(`baseUrl "${raw.slice(0, 200)}" is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
+    throw configError(`baseUrl "${raw.slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
   }
   if (url.username || url.password) {
-    throw configError('baseUrl must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.', 'baseUrl');
+    throw configError(`baseUrl${source} must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.`, 'baseUrl');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw configError(`baseUrl must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".`, 'baseUrl');
+    throw configError(`baseUrl${source} must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".`, 'baseUrl');
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1') || url.search || url.hash) {
-    throw configError(`baseUrl "${url.href}" must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
+    throw configError(`baseUrl "${url.href}"${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
   }
   url.pathname = `${path}/`;
   return url;
@@ -248,13 +248,18 @@ function resolveBaseUrl(raw: string): URL {
  * `ValidationError` that says what to fix.
  */
 export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
+  // A value read from the environment is blamed on its variable: the code does not show it.
+  const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
   const apiKey = options.apiKey ?? env('PETSTORE_API_KEY');
   if (!apiKey) {
     throw configError('apiKey is missing. Pass new PetStoreClient({ apiKey }) or set the PETSTORE_API_KEY environment variable.', 'apiKey');
   }
   if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
     // The key itself is never part of the message: it may be a real key with a stray newline.
-    throw configError('apiKey must be visible ASCII characters with no spaces, tabs or line breaks (check for a trailing newline).', 'apiKey');
+    throw configError(
+      `apiKey${from('PETSTORE_API_KEY', options.apiKey)} must be visible ASCII characters with no spaces, tabs or line breaks (check for a trailing newline).`,
+      'apiKey',
+    );
   }
   const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
   if (!rawBase) {
@@ -263,8 +268,15 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
       'baseUrl',
     );
   }
-  const baseUrl = resolveBaseUrl(rawBase);
-  const logLevel = options.logLevel ?? (env('PETSTORE_LOG') as LogLevel | undefined) ?? DEFAULTS.logLevel;
+  const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl));
+  const envLog = options.logLevel === undefined ? env('PETSTORE_LOG') : undefined;
+  if (envLog !== undefined && envLog !== '' && !LOG_LEVELS.includes(envLog as LogLevel)) {
+    throw configError(
+      `logLevel must be one of ${LOG_LEVELS.map((level) => `"${level}"`).join(', ')}; got "${envLog.slice(0, 20)}"${from('PETSTORE_LOG', undefined)}.`,
+      'logLevel',
+    );
+  }
+  const logLevel = options.logLevel ?? ((envLog || undefined) as LogLevel | undefined) ?? DEFAULTS.logLevel;
   checkTuning({ ...options, logLevel }, 'PetStoreClient options');
   const headers = toHeaders(options.headers, 'PetStoreClient options');
   headers.set('Accept', 'application/json');

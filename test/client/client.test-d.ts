@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   ApiError,
+  NotFoundError,
   PetStoreClient,
   RateLimitError,
   type ApiResponse,
@@ -41,5 +42,17 @@ describe('PetStoreClient types', () => {
     expectTypeOf<RateLimitError['retryAfterMs']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<RateLimitError>().toExtend<ApiError>();
     expectTypeOf<ApiError['headers']>().toEqualTypeOf<Headers>();
+  });
+
+  it('narrowing a caught error with instanceof ApiError gives a number status, not any', async () => {
+    try {
+      await client.listPets();
+    } catch (error) {
+      if (error instanceof ApiError) {
+        expectTypeOf(error.status).not.toBeAny();
+        expectTypeOf(error.status).toEqualTypeOf<number>();
+      }
+      if (error instanceof NotFoundError) expectTypeOf(error.status).toEqualTypeOf<404>();
+    }
   });
 });

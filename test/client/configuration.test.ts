@@ -84,6 +84,21 @@ describe('configuration', () => {
     expect(pets).toHaveLength(2);
   });
 
+  it('a bad value read from PETSTORE_API_KEY, PETSTORE_BASE_URL or PETSTORE_LOG is a ValidationError that names the environment variable', () => {
+    vi.stubEnv('PETSTORE_API_KEY', 'key-pro\n');
+    expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/PETSTORE_API_KEY/);
+    vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
+    vi.stubEnv('PETSTORE_BASE_URL', 'https://petstore.test');
+    expect(() => new PetStoreClient()).toThrow(ValidationError);
+    expect(() => new PetStoreClient()).toThrow(/PETSTORE_BASE_URL/);
+    vi.stubEnv('PETSTORE_BASE_URL', BASE_URL);
+    vi.stubEnv('PETSTORE_LOG', 'verbose');
+    expect(() => new PetStoreClient()).toThrow(ValidationError);
+    expect(() => new PetStoreClient()).toThrow(/PETSTORE_LOG/);
+    // A value passed in code is blamed on the option, not on the environment.
+    expect(() => new PetStoreClient({ baseUrl: 'https://petstore.test' })).not.toThrow(/PETSTORE_BASE_URL/);
+  });
+
   it('staging is just another base URL', async () => {
     const staging = 'https://staging.petstore.test/v1';
     mock.use(...createHandlers(server, { baseUrl: staging }));

@@ -14,6 +14,14 @@ describe('connection failures', () => {
     expect((error as Error).message).not.toMatch(/may have been created/);
   });
 
+  it('a refused connection names the system error and the address, not only fetch\'s "fetch failed"', async () => {
+    const port = await freePort();
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
   it('a connection dropped after the request was sent says the pet may have been created', async () => {
     const server = createServer((socket) => socket.once('data', () => socket.destroy()));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -70,6 +70,21 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-ent']!.requests).toBe(5);
   });
 
+  it('a ThrottledError states maxRetryDelay as given (1500 ms, not "2 s"), and when the call has no waits left it says to raise maxRetries', async () => {
+    const patient = client({ apiKey: 'key-ent', maxRetryDelay: 1_500 });
+    for (let i = 0; i < 5; i++) await settle(patient.listPets({ limit: 1 }));
+    const tooLong = await settle(patient.listPets({ limit: 1 }));
+    expect(tooLong.status === 'rejected' && tooLong.reason).toBeInstanceOf(ThrottledError);
+    expect((tooLong as { reason: Error }).reason.message).toMatch(/would exceed maxRetryDelay \(1500 ms\)/);
+    server.reset();
+    const waiting = client({ apiKey: 'key-ent' });
+    for (let i = 0; i < 5; i++) await settle(waiting.listPets({ limit: 1 }));
+    const noWaits = await settle(waiting.listPets({ limit: 1 }, { maxRetries: 0 }));
+    expect(noWaits.status === 'rejected' && noWaits.reason).toBeInstanceOf(ThrottledError);
+    expect((noWaits as { reason: Error }).reason.message).toMatch(/raise maxRetries/);
+    expect((noWaits as { reason: Error }).reason.message).not.toMatch(/raise maxRetryDelay/);
+  });
+
   it('throttle: a reset time in the past never blocks', async () => {
     const ent = client({ apiKey: 'key-ent', maxRetryDelay: 0 });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));

@@ -135,6 +135,13 @@ describe('errors', () => {
     expect(error).toMatchObject({ status: 502, code: 'http_502', body: '<h1>Bad Gateway</h1>' });
   });
 
+  it('a 404 without an Error record (a baseUrl that points elsewhere) names the URL and says to check baseUrl', async () => {
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Not Found</h1>', { status: 404 })));
+    const error = await failure(client({ maxRetries: 0 }).listPets(), NotFoundError);
+    expect(error.message).toContain(`${BASE_URL}/pets`);
+    expect(error.message).toMatch(/check that baseUrl points at the Animal Store API/);
+  });
+
   it('ApiError.generate picks the class for each status', () => {
     const make = (status: number) => ApiError.generate({ status, headers: new Headers(), body: undefined });
     expect([400, 401, 404, 429, 500, 503, 418].map((s) => make(s).name)).toEqual([

@@ -1,5 +1,6 @@
 import { setupServer } from 'msw/node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PetStoreClient } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { behaviourSuite } from './behaviour.js';
@@ -31,6 +32,19 @@ describe('createHandlers', () => {
     mock = setupServer(...createHandlers(server, { baseUrl }));
     mock.listen({ onUnhandledFrame: 'error' });
     await expect(fetch(`${baseUrl}/pets`, { headers: { Authorization: 'Bearer k' } })).rejects.toThrow(TypeError);
+  });
+
+  it('in a page, takes the same relative base URL as the client (/api/v1), resolved against the page\'s address', async () => {
+    vi.stubGlobal('location', { href: 'https://app.test/shop/index.html' });
+    try {
+      const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
+      mock = setupServer(...createHandlers(server, { baseUrl: '/api/v1' }));
+      mock.listen({ onUnhandledFrame: 'error' });
+      const client = new PetStoreClient({ apiKey: 'k', baseUrl: '/api/v1' });
+      expect(await client.listPets()).toHaveLength(2);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('rejects a base URL that is not absolute', () => {
