@@ -153,8 +153,11 @@ elseif ARGV[1] == '1' then
   local reset = now + tonumber(ARGV[4])
   if resetAt == 0 or reset > resetAt + ${SAME_WINDOW_MS} then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
-  elseif reset >= resetAt - ${SAME_WINDOW_MS} then
+  elseif reset >= resetAt - ${SAME_WINDOW_MS} or reset > now then
+    -- One window (answers arrive out of order), or one that ends sooner and still runs (the
+    -- server's clock moved): the lowest remaining binds, until the sooner reset.
     limit = tonumber(ARGV[2]) remaining = math.min(remaining, tonumber(ARGV[3]))
+    if reset < resetAt - ${SAME_WINDOW_MS} then resetAt = reset end
   end
   redis.call('HSET', KEYS[1], 'announced', 1, 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
 elseif resetAt <= now then

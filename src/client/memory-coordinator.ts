@@ -105,10 +105,13 @@ export class MemoryCoordinator implements RateLimitCoordinator {
       const resetAt = now + budget.resetInMs;
       if (this.#resetAt === 0 || resetAt > this.#resetAt + SAME_WINDOW_MS) {
         [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
-      } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS) {
+      } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {
         // Responses can arrive out of order: within one window, the lowest remaining is the truth.
+        // A window that ends sooner but is still running is no late answer of an ended one: the
+        // server's clock moved (or another instance answered), and its count binds until its reset.
         this.#limit = budget.limit;
         this.#remaining = Math.min(this.#remaining, budget.remaining);
+        if (resetAt < this.#resetAt - SAME_WINDOW_MS) this.#resetAt = resetAt;
       }
     } else if (this.#announced !== Announced.Yes || this.#resetAt <= now) {
       // No budget on this answer (a proxy's 502, stripped headers): the throttle steps aside, but

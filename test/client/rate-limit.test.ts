@@ -35,6 +35,25 @@ describe('coordinated rate limiting', () => {
     expect(stats).toEqual({ requests: 180, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
   });
 
+  it.each([
+    ['5 s ahead', 5_000],
+    ['30 s ahead', 30_000],
+    ['30 s back', -30_000],
+  ])('the server\'s clock jumping %s mid-window: a storm afterwards keeps to the budget the server counts, and the key is not banned', async (_, jumpMs) => {
+    // Before: an answer whose window ends sooner than the one already known was ignored as a late
+    // answer of an old window, so the known remaining was spent again and again (110 requests,
+    // 49 of them inside a Retry-After window, a ban).
+    const free = client({ apiKey: 'key-free' });
+    await settle(Promise.all(Array.from({ length: 10 }, () => free.listPets({ limit: 1 }))));
+    if (jumpMs > 0) server.clock.advance(jumpMs);
+    else server.clock.set(Date.now() + jumpMs);
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 200 }, () => free.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    server.clock.set(Date.now()); // reset() leaves the clock where a test put it
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    for (const r of outcomes.value) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ThrottledError);
+    expect(server.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
   it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {
     const ent = client({ apiKey: 'key-ent', throttle: false });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));

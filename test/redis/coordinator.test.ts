@@ -123,6 +123,21 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(kinds).toEqual(['granted', 'busy']);
   });
 
+  it('an answer whose window ends sooner than the one known (the server\'s clock moved ahead) is not ignored: its remaining holds in every process', async () => {
+    // Before: Redis kept the later window's remaining 50, and every process went on spending it.
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 0, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
+    for (const coordinator of [a, b]) {
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(decision.kind).toBe('spent');
+      expect((decision as { waitMs: number }).waitMs).toBeGreaterThan(18_000);
+      expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(20_000);
+    }
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
