@@ -16,7 +16,7 @@ import type {
   RateLimitObservation,
   RateLimitState,
 } from './client/coordinator.js';
-import { MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
+import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { notify, Signal } from './client/runtime.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
@@ -134,7 +134,8 @@ return {0, 0, 0, state}`;
 const RELEASE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], 'released') return 1`;
 
 /**
- * KEYS: state. ARGV: hasBudget, limit, remaining, resetInMs, blockForMs (-1: none), banned,
+ * KEYS: state. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
+ * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
  * channel, ttl, sentAt and deadline (0: unknown). Publishes and returns the state.
  * Past its deadline, an observation's budget is dropped; its block is kept, counted from when it
  * was sent: blocking for the time the service said is safe however late it comes.
@@ -160,7 +161,7 @@ elseif ARGV[1] == '1' then
     if reset < resetAt - ${SAME_WINDOW_MS} then resetAt = reset end
   end
   redis.call('HSET', KEYS[1], 'announced', 1, 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
-elseif resetAt <= now then
+elseif ARGV[1] == '0' and resetAt <= now then
   redis.call('HSET', KEYS[1], 'announced', 2)
 end
 local blockFor = tonumber(ARGV[5])
@@ -438,7 +439,7 @@ class Shared implements RateLimitCoordinator {
       .observe(
           [this.#keys.state],
           [
-            budget ? '1' : '0',
+            budget ? '1' : announcesNoBudget(observation) ? '0' : '2',
             String(budget?.limit ?? 0),
             String(budget?.remaining ?? 0),
             String(budget?.resetInMs ?? 0),

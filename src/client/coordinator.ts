@@ -96,7 +96,7 @@ export interface RateLimitObservation {
   /**
    * The budget the response announced, or `undefined` when it carried no usable rate-limit
    * headers (a proxy stripped them, CORS hid them): the throttle then steps aside until they
-   * appear again.
+   * appear again. Not on a 5xx, 408 or 429, whose error page says nothing of the budget.
    */
   readonly budget: { readonly limit: number; readonly remaining: number; readonly resetInMs: number } | undefined;
   /**
@@ -118,7 +118,8 @@ export interface RateLimitObservation {
  * - with `throttle`, the slots in flight never exceed the announced `remaining` (`spent` or `busy`);
  * - before any response, one request at a time probes the unknown budget (`busy`);
  * - after a response without a budget, once no announced window is running, the throttle steps
- *   aside (only `blocked` still applies).
+ *   aside (only `blocked` still applies); not after a 5xx, 408 or 429 without one, which says
+ *   nothing of the budget.
  *
  * When `acquire` throws or rejects, the call fails with a `PetStoreError` (the failure as its
  * `cause`) and nothing is sent. When `observe` throws, the failure is reported (`reportError`)

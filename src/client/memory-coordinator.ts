@@ -18,6 +18,17 @@ import { notify, Signal } from './runtime.js';
  */
 export const SAME_WINDOW_MS = 2_000;
 
+/**
+ * Whether an answer without a budget tells that the service sends none (a proxy strips the
+ * headers, CORS hides them), so the throttle may step aside: an answer of the API's own. A 5xx,
+ * 408 or 429 without one (a load balancer's error page, an injected fault) says nothing of the
+ * budget; stepping aside on it let every waiting call out at once, into 429s and a ban.
+ * @internal
+ */
+export function announcesNoBudget({ status, budget }: RateLimitObservation): boolean {
+  return budget === undefined && status < 500 && status !== 408 && status !== 429;
+}
+
 /** Whether the budget is known: before any response, the first request probes it alone. */
 const enum Announced {
   Unknown,
@@ -98,7 +109,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     };
   }
 
-  observe({ budget, blockForMs, banned }: RateLimitObservation): void {
+  observe(observation: RateLimitObservation): void {
+    const { budget, blockForMs, banned } = observation;
     const now = Date.now();
     if (budget) {
       this.#announced = Announced.Yes;
@@ -113,9 +125,9 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         this.#remaining = Math.min(this.#remaining, budget.remaining);
         if (resetAt < this.#resetAt - SAME_WINDOW_MS) this.#resetAt = resetAt;
       }
-    } else if (this.#announced !== Announced.Yes || this.#resetAt <= now) {
-      // No budget on this answer (a proxy's 502, stripped headers): the throttle steps aside, but
-      // not while a window the service announced is still running.
+    } else if (announcesNoBudget(observation) && (this.#announced !== Announced.Yes || this.#resetAt <= now)) {
+      // No budget on the API's answers (stripped headers): the throttle steps aside, but not while
+      // a window the service announced is still running.
       this.#announced = Announced.No;
     }
     if (blockForMs !== undefined && now + blockForMs >= this.#blockedUntil) {

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
+import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
@@ -52,6 +53,17 @@ describe('coordinated rate limiting', () => {
     if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
     for (const r of outcomes.value) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ThrottledError);
     expect(server.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('a 503 without rate-limit headers as the first answer (an injected fault) does not let a storm loose: the key is not banned', async () => {
+    // Before: a header-less answer of any status made the throttle step aside, so the 199 calls
+    // waiting for the probe went out at once (132 429s, 131 inside a Retry-After window, a ban).
+    const faulty = createReferenceServer({ apiKeys: { 'key-free': 'free' }, faults: { rate: 0.05, kinds: ['error'], seed: 7 } });
+    const free = client({ apiKey: 'key-free', fetch: (request) => faulty.fetch(request) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 200 }, () => free.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    expect(faulty.requests()[0]).toMatchObject({ status: 503 });
+    expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
   it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {

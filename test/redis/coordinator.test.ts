@@ -138,6 +138,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('a 5xx without rate-limit headers says nothing of the budget: while one process probes it, the others still wait', async () => {
+    // Before: any header-less answer made the throttle step aside for every process.
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    const probe = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    expect((await b.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('busy');
+    expect((await a.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('busy');
+    (probe as { release: () => void }).release();
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
