@@ -130,8 +130,18 @@ local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], tonumber(last[2]) + 1000)
 return {0, 0, 0, state}`;
 
-/** KEYS: slots. ARGV: slot id, channel. */
-const RELEASE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], 'released') return 1`;
+/**
+ * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
+ * service with no answer, so it spends one of the remaining budget of a running window).
+ */
+const RELEASE = `${NOW}
+redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[3] == '1' then
+  local s = redis.call('HMGET', KEYS[2], 'resetAt', 'remaining')
+  if (tonumber(s[1]) or 0) > now and (tonumber(s[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], 'remaining', -1) end
+end
+redis.call('PUBLISH', ARGV[2], 'released')
+return 1`;
 
 /**
  * KEYS: state. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
@@ -379,8 +389,8 @@ class Shared implements RateLimitCoordinator {
     const since = this.#generation;
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
     const { state, slots, channel } = this.#keys;
-    const release = () => {
-      void this.run.release([slots], [slot, channel]).catch(() => {});
+    const release = (unanswered = false) => {
+      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
       // This process's waiters need no round trip through Redis to hear of it; their next
       // decision is sent after the release on the same connection.
       this.wake();
@@ -420,9 +430,9 @@ class Shared implements RateLimitCoordinator {
     if (request.throttle && this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
     const decision = this.#fallback.acquire(request);
     if (decision.kind !== 'granted') return decision;
-    const release = () => {
+    const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);
-      decision.release();
+      decision.release(unanswered);
     };
     this.#fallbackHeld.add(release);
     return { kind: 'granted', release };

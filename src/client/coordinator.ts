@@ -69,7 +69,8 @@ export interface AcquireRequest {
 /**
  * The answer to {@link AcquireRequest}: a slot, or how long to wait before asking again.
  *
- * - `granted`: send now, and call `release()` once the response has arrived (or the attempt failed).
+ * - `granted`: send now, and call `release()` once the response has arrived (or the attempt failed;
+ *   `release(true)` when the request may have reached the service unanswered).
  * - `blocked`: a 429 told every client to wait; nothing may be sent for `waitMs`.
  * - `spent`: the announced budget is used up until its window resets in `waitMs`.
  * - `busy`: requests in flight may use up the budget (or are probing an unknown one); ask again
@@ -78,8 +79,13 @@ export interface AcquireRequest {
 export type AcquireDecision =
   | {
       readonly kind: 'granted';
-      /** Gives the slot back; called once the response has arrived or the attempt failed. */
-      readonly release: () => void;
+      /**
+       * Gives the slot back; called once the response has arrived or the attempt failed.
+       * `unanswered` is `true` when the request may have reached the service but no response came
+       * (a timeout, a dropped connection): the service may count it still, so it spends one of the
+       * remaining budget.
+       */
+      readonly release: (unanswered?: boolean) => void;
     }
   | {
       readonly kind: 'blocked';

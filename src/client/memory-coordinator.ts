@@ -100,10 +100,17 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     let released = false;
     return {
       kind: 'granted',
-      release: () => {
+      release: (unanswered = false) => {
         if (released) return;
         released = true;
         this.#inFlight--;
+        // Unanswered, it may be counted still (the service got it, the answer was lost or late):
+        // sending another in its place would spend one request more than the budget.
+        const now = Date.now();
+        if (unanswered && this.#announced === Announced.Yes && this.#resetAt > now && this.#remaining > 0) {
+          this.#remaining--;
+          this.#publish(now);
+        }
         this.#changes.fire();
       },
     };

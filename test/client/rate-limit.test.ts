@@ -66,6 +66,18 @@ describe('coordinated rate limiting', () => {
     expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('requests that time out while the server still counts them (answers slower than the timeout) spend the budget: a storm is not banned', async () => {
+    // Before: a timed-out request gave its slot back as if it had never been sent, so the calls
+    // after it spent the same budget again; the server, counting the slow ones late, answered
+    // them 429 inside the window (7 strikes, a ban).
+    const slow = createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 20, perDay: 1_000 } }, faults: { rate: 0.3, kinds: ['latency'], latencyMs: 1_500, seed: 2 } });
+    const ent = client({ apiKey: 'key-ent', timeout: 1_000, fetch: (request) => slow.fetch(request) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 80 }, () => ent.listPets({ limit: 1 }))), { stepMs: 250, maxSteps: 3_000 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    expect(slow.requests().filter((r) => r.fault === 'latency').length).toBeGreaterThan(0);
+    expect(slow.inspect().keys['key-ent']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
   it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {
     const ent = client({ apiKey: 'key-ent', throttle: false });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));

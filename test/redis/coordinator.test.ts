@@ -151,6 +151,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (probe as { release: () => void }).release();
   });
 
+  it('a slot given back unanswered (a timeout: the service may still count it) spends one of the remaining budget for every process', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 1, resetInMs: 30_000 }, blockForMs: undefined, banned: false });
+    const slot = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(slot.kind).toBe('granted');
+    (slot as { release: (unanswered?: boolean) => void }).release(true);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 1, resetInMs: 30_000 }, blockForMs: undefined, banned: false }); // ran after the release
+    expect((await b.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('spent');
+    expect(b.getSnapshot()).toMatchObject({ remaining: 0 });
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
