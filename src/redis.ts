@@ -147,8 +147,9 @@ return 1`;
  * KEYS: state. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
  * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
  * channel, ttl, sentAt and deadline (0: unknown). Publishes and returns the state.
- * Past its deadline, an observation's budget is dropped; its block is kept, counted from when it
- * was sent: blocking for the time the service said is safe however late it comes.
+ * Past its deadline, an observation's budget only lowers the remaining of the window Redis knows
+ * (it never starts one); its block is kept, counted from when it was sent: blocking for the time
+ * the service said is safe however late it comes.
  */
 const OBSERVE = `${NOW}
 local sentAt = tonumber(ARGV[9])
@@ -160,6 +161,15 @@ local resetAt = tonumber(s[3]) or 0
 local blockedUntil = tonumber(s[4]) or 0
 local banned = tonumber(s[5]) or 0
 if not timely then
+  -- Its reset counted from when it ran would pass for a later window's; counted from when it was
+  -- sent, it may still lower the remaining of the window Redis knows (requests sent meanwhile).
+  if ARGV[1] == '1' and resetAt > now then
+    local reset = sentAt + tonumber(ARGV[4])
+    if reset >= resetAt - ${SAME_WINDOW_MS} and reset <= resetAt + ${SAME_WINDOW_MS} and tonumber(ARGV[3]) < remaining then
+      remaining = tonumber(ARGV[3])
+      redis.call('HSET', KEYS[1], 'remaining', remaining)
+    end
+  end
 elseif ARGV[1] == '1' then
   local reset = now + tonumber(ARGV[4])
   if resetAt == 0 or reset > resetAt + ${SAME_WINDOW_MS} then

@@ -229,6 +229,24 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(granted).toBeLessThanOrEqual(10);
   });
 
+  it('Redis slow: an answer it runs late still lowers the remaining of the window it knows, so processes that rejoin do not spend the budget again', async () => {
+    // Before: the late answer's budget was dropped whole; after a 1.2 s pause in which 6 processes
+    // fell back and sent 24 requests, Redis still said 84 of 90 left (66 in truth), and the next
+    // burst through Redis got 12 429s and a ban.
+    const prefix = fresh();
+    const { connection, coordinator: slow } = await warmProcessOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await slow.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    await slow.observe({ status: 200, budget: { limit: 60, remaining: 5, resetInMs: 49_000 }, blockForMs: undefined, banned: false });
+    await connection.ping();
+    let granted = 0;
+    for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
+    expect(granted).toBeLessThanOrEqual(5);
+  });
+
   it('the waiters of one process ask Redis one at a time, and share a refusal nothing has changed since', async () => {
     const prefix = fresh();
     const { coordinator: holder } = await coordinatorOf(prefix);
