@@ -16,7 +16,7 @@ import type {
   RateLimitObservation,
   RateLimitState,
 } from './client/coordinator.js';
-import { MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
+import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { notify, Signal } from './client/runtime.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
@@ -130,14 +130,26 @@ local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], tonumber(last[2]) + 1000)
 return {0, 0, 0, state}`;
 
-/** KEYS: slots. ARGV: slot id, channel. */
-const RELEASE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], 'released') return 1`;
+/**
+ * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
+ * service with no answer, so it spends one of the remaining budget of a running window).
+ */
+const RELEASE = `${NOW}
+redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[3] == '1' then
+  local s = redis.call('HMGET', KEYS[2], 'resetAt', 'remaining')
+  if (tonumber(s[1]) or 0) > now and (tonumber(s[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], 'remaining', -1) end
+end
+redis.call('PUBLISH', ARGV[2], 'released')
+return 1`;
 
 /**
- * KEYS: state. ARGV: hasBudget, limit, remaining, resetInMs, blockForMs (-1: none), banned,
+ * KEYS: state. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
+ * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
  * channel, ttl, sentAt and deadline (0: unknown). Publishes and returns the state.
- * Past its deadline, an observation's budget is dropped; its block is kept, counted from when it
- * was sent: blocking for the time the service said is safe however late it comes.
+ * Past its deadline, an observation's budget only lowers the remaining of the window Redis knows
+ * (it never starts one); its block is kept, counted from when it was sent: blocking for the time
+ * the service said is safe however late it comes.
  */
 const OBSERVE = `${NOW}
 local sentAt = tonumber(ARGV[9])
@@ -149,15 +161,27 @@ local resetAt = tonumber(s[3]) or 0
 local blockedUntil = tonumber(s[4]) or 0
 local banned = tonumber(s[5]) or 0
 if not timely then
+  -- Its reset counted from when it ran would pass for a later window's; counted from when it was
+  -- sent, it may still lower the remaining of the window Redis knows (requests sent meanwhile).
+  if ARGV[1] == '1' and resetAt > now then
+    local reset = sentAt + tonumber(ARGV[4])
+    if reset >= resetAt - ${SAME_WINDOW_MS} and reset <= resetAt + ${SAME_WINDOW_MS} and tonumber(ARGV[3]) < remaining then
+      remaining = tonumber(ARGV[3])
+      redis.call('HSET', KEYS[1], 'remaining', remaining)
+    end
+  end
 elseif ARGV[1] == '1' then
   local reset = now + tonumber(ARGV[4])
   if resetAt == 0 or reset > resetAt + ${SAME_WINDOW_MS} then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
-  elseif reset >= resetAt - ${SAME_WINDOW_MS} then
+  elseif reset >= resetAt - ${SAME_WINDOW_MS} or reset > now then
+    -- One window (answers arrive out of order), or one that ends sooner and still runs (the
+    -- server's clock moved): the lowest remaining binds, until the sooner reset.
     limit = tonumber(ARGV[2]) remaining = math.min(remaining, tonumber(ARGV[3]))
+    if reset < resetAt - ${SAME_WINDOW_MS} then resetAt = reset end
   end
   redis.call('HSET', KEYS[1], 'announced', 1, 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
-elseif resetAt <= now then
+elseif ARGV[1] == '0' and resetAt <= now then
   redis.call('HSET', KEYS[1], 'announced', 2)
 end
 local blockFor = tonumber(ARGV[5])
@@ -375,8 +399,8 @@ class Shared implements RateLimitCoordinator {
     const since = this.#generation;
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
     const { state, slots, channel } = this.#keys;
-    const release = () => {
-      void this.run.release([slots], [slot, channel]).catch(() => {});
+    const release = (unanswered = false) => {
+      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
       // This process's waiters need no round trip through Redis to hear of it; their next
       // decision is sent after the release on the same connection.
       this.wake();
@@ -416,9 +440,9 @@ class Shared implements RateLimitCoordinator {
     if (request.throttle && this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
     const decision = this.#fallback.acquire(request);
     if (decision.kind !== 'granted') return decision;
-    const release = () => {
+    const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);
-      decision.release();
+      decision.release(unanswered);
     };
     this.#fallbackHeld.add(release);
     return { kind: 'granted', release };
@@ -435,7 +459,7 @@ class Shared implements RateLimitCoordinator {
       .observe(
           [this.#keys.state],
           [
-            budget ? '1' : '0',
+            budget ? '1' : announcesNoBudget(observation) ? '0' : '2',
             String(budget?.limit ?? 0),
             String(budget?.remaining ?? 0),
             String(budget?.resetInMs ?? 0),

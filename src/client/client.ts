@@ -320,7 +320,7 @@ export class PetStoreClient {
    * Waits until the coordinator grants a slot. Throws `ThrottledError` without waiting when the
    * wait would exceed `maxRetryDelay` or the call has no waits left.
    */
-  async #admit(call: CallInfo, timeout: number, budget: WaitBudget, signal: AbortSignal | undefined): Promise<() => void> {
+  async #admit(call: CallInfo, timeout: number, budget: WaitBudget, signal: AbortSignal | undefined): Promise<(unanswered?: boolean) => void> {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     for (;;) {
@@ -378,6 +378,8 @@ export class PetStoreClient {
     const started = performance.now();
     let response: Response | undefined;
     let text: string | undefined;
+    /** The request may have reached the service, and no answer came: it may be counted still. */
+    let unanswered = false;
     try {
       if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
       response = await this.#send(operation, headers, controller.signal);
@@ -386,13 +388,15 @@ export class PetStoreClient {
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
       text = await this.#read(response, controller);
     } catch (error) {
-      throw this.#failure(error, operation, call, timeout, signal, response);
+      const failure = this.#failure(error, operation, call, timeout, signal, response);
+      unanswered = response === undefined && (signal?.aborted === true || (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true);
+      throw failure;
     } finally {
       // A 429 whose Error record announces a ban is observed again, so refusals say so.
       if (response?.status === 429 && text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text)) this.#observe(response, attempt, true);
       clearTimeout(timer);
       signal?.removeEventListener('abort', abort);
-      release();
+      release(unanswered);
     }
     const requestId = response.headers.get('X-Request-Id') ?? undefined;
     if (this.#options.debug) {

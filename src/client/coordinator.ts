@@ -69,7 +69,8 @@ export interface AcquireRequest {
 /**
  * The answer to {@link AcquireRequest}: a slot, or how long to wait before asking again.
  *
- * - `granted`: send now, and call `release()` once the response has arrived (or the attempt failed).
+ * - `granted`: send now, and call `release()` once the response has arrived (or the attempt failed;
+ *   `release(true)` when the request may have reached the service unanswered).
  * - `blocked`: a 429 told every client to wait; nothing may be sent for `waitMs`.
  * - `spent`: the announced budget is used up until its window resets in `waitMs`.
  * - `busy`: requests in flight may use up the budget (or are probing an unknown one); ask again
@@ -78,8 +79,13 @@ export interface AcquireRequest {
 export type AcquireDecision =
   | {
       readonly kind: 'granted';
-      /** Gives the slot back; called once the response has arrived or the attempt failed. */
-      readonly release: () => void;
+      /**
+       * Gives the slot back; called once the response has arrived or the attempt failed.
+       * `unanswered` is `true` when the request may have reached the service but no response came
+       * (a timeout, a dropped connection): the service may count it still, so it spends one of the
+       * remaining budget.
+       */
+      readonly release: (unanswered?: boolean) => void;
     }
   | {
       readonly kind: 'blocked';
@@ -96,7 +102,7 @@ export interface RateLimitObservation {
   /**
    * The budget the response announced, or `undefined` when it carried no usable rate-limit
    * headers (a proxy stripped them, CORS hid them): the throttle then steps aside until they
-   * appear again.
+   * appear again. Not on a 5xx, 408 or 429, whose error page says nothing of the budget.
    */
   readonly budget: { readonly limit: number; readonly remaining: number; readonly resetInMs: number } | undefined;
   /**
@@ -118,7 +124,8 @@ export interface RateLimitObservation {
  * - with `throttle`, the slots in flight never exceed the announced `remaining` (`spent` or `busy`);
  * - before any response, one request at a time probes the unknown budget (`busy`);
  * - after a response without a budget, once no announced window is running, the throttle steps
- *   aside (only `blocked` still applies).
+ *   aside (only `blocked` still applies); not after a 5xx, 408 or 429 without one, which says
+ *   nothing of the budget.
  *
  * When `acquire` throws or rejects, the call fails with a `PetStoreError` (the failure as its
  * `cause`) and nothing is sent. When `observe` throws, the failure is reported (`reportError`)

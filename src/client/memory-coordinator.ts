@@ -18,6 +18,17 @@ import { notify, Signal } from './runtime.js';
  */
 export const SAME_WINDOW_MS = 2_000;
 
+/**
+ * Whether an answer without a budget tells that the service sends none (a proxy strips the
+ * headers, CORS hides them), so the throttle may step aside: an answer of the API's own. A 5xx,
+ * 408 or 429 without one (a load balancer's error page, an injected fault) says nothing of the
+ * budget; stepping aside on it let every waiting call out at once, into 429s and a ban.
+ * @internal
+ */
+export function announcesNoBudget({ status, budget }: RateLimitObservation): boolean {
+  return budget === undefined && status < 500 && status !== 408 && status !== 429;
+}
+
 /** Whether the budget is known: before any response, the first request probes it alone. */
 const enum Announced {
   Unknown,
@@ -89,30 +100,41 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     let released = false;
     return {
       kind: 'granted',
-      release: () => {
+      release: (unanswered = false) => {
         if (released) return;
         released = true;
         this.#inFlight--;
+        // Unanswered, it may be counted still (the service got it, the answer was lost or late):
+        // sending another in its place would spend one request more than the budget.
+        const now = Date.now();
+        if (unanswered && this.#announced === Announced.Yes && this.#resetAt > now && this.#remaining > 0) {
+          this.#remaining--;
+          this.#publish(now);
+        }
         this.#changes.fire();
       },
     };
   }
 
-  observe({ budget, blockForMs, banned }: RateLimitObservation): void {
+  observe(observation: RateLimitObservation): void {
+    const { budget, blockForMs, banned } = observation;
     const now = Date.now();
     if (budget) {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;
       if (this.#resetAt === 0 || resetAt > this.#resetAt + SAME_WINDOW_MS) {
         [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
-      } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS) {
+      } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {
         // Responses can arrive out of order: within one window, the lowest remaining is the truth.
+        // A window that ends sooner but is still running is no late answer of an ended one: the
+        // server's clock moved (or another instance answered), and its count binds until its reset.
         this.#limit = budget.limit;
         this.#remaining = Math.min(this.#remaining, budget.remaining);
+        if (resetAt < this.#resetAt - SAME_WINDOW_MS) this.#resetAt = resetAt;
       }
-    } else if (this.#announced !== Announced.Yes || this.#resetAt <= now) {
-      // No budget on this answer (a proxy's 502, stripped headers): the throttle steps aside, but
-      // not while a window the service announced is still running.
+    } else if (announcesNoBudget(observation) && (this.#announced !== Announced.Yes || this.#resetAt <= now)) {
+      // No budget on the API's answers (stripped headers): the throttle steps aside, but not while
+      // a window the service announced is still running.
       this.#announced = Announced.No;
     }
     if (blockForMs !== undefined && now + blockForMs >= this.#blockedUntil) {

@@ -65,6 +65,15 @@ export class RateLimiter {
     this.#keys.clear();
   }
 
+  /**
+   * The clock was set back by `ms`: each announced `Retry-After` window keeps what was left of it.
+   * Its end on the old clock would lie minutes ahead on the new one, and a key that waited as told
+   * would be counted inside it (and banned) for requests the server serves.
+   */
+  clockSetBack(ms: number): void {
+    for (const state of this.#keys.values()) state.waitUntil -= ms;
+  }
+
   /** The headers for a caller with no known key: an untouched Free-plan minute. */
   static anonymous(now: number, perMinute: number): Admission {
     return { limit: perMinute, remaining: perMinute, reset: Math.ceil((Math.floor(now / MINUTE) + 1) * MINUTE / 1000), window: MINUTE / 1000 };

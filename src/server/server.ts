@@ -382,7 +382,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       endBans();
     },
     set(date) {
+      const before = offset;
       offset = toInstant(date) - config.now();
+      if (offset < before) limiter.clockSetBack(before - offset);
       endBans();
     },
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
+import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
@@ -33,6 +34,48 @@ describe('coordinated rate limiting', () => {
     for (const r of refused) expect(r.reason).toBeInstanceOf(ThrottledError);
     const stats = server.inspect().keys['key-free']!;
     expect(stats).toEqual({ requests: 180, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+  });
+
+  it.each([
+    ['5 s ahead', 5_000],
+    ['30 s ahead', 30_000],
+    ['30 s back', -30_000],
+  ])('the server\'s clock jumping %s mid-window: a storm afterwards keeps to the budget the server counts, and the key is not banned', async (_, jumpMs) => {
+    // Before: an answer whose window ends sooner than the one already known was ignored as a late
+    // answer of an old window, so the known remaining was spent again and again (110 requests,
+    // 49 of them inside a Retry-After window, a ban).
+    const free = client({ apiKey: 'key-free' });
+    await settle(Promise.all(Array.from({ length: 10 }, () => free.listPets({ limit: 1 }))));
+    if (jumpMs > 0) server.clock.advance(jumpMs);
+    else server.clock.set(Date.now() + jumpMs);
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 200 }, () => free.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    server.clock.set(Date.now()); // reset() leaves the clock where a test put it
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    for (const r of outcomes.value) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ThrottledError);
+    expect(server.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('a 503 without rate-limit headers as the first answer (an injected fault) does not let a storm loose: the key is not banned', async () => {
+    // Before: a header-less answer of any status made the throttle step aside, so the 199 calls
+    // waiting for the probe went out at once (132 429s, 131 inside a Retry-After window, a ban).
+    const faulty = createReferenceServer({ apiKeys: { 'key-free': 'free' }, faults: { rate: 0.05, kinds: ['error'], seed: 7 } });
+    const free = client({ apiKey: 'key-free', fetch: (request) => faulty.fetch(request) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 200 }, () => free.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    expect(faulty.requests()[0]).toMatchObject({ status: 503 });
+    expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('requests that time out while the server still counts them (answers slower than the timeout) spend the budget: a storm is not banned', async () => {
+    // Before: a timed-out request gave its slot back as if it had never been sent, so the calls
+    // after it spent the same budget again; the server, counting the slow ones late, answered
+    // them 429 inside the window (7 strikes, a ban).
+    const slow = createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 20, perDay: 1_000 } }, faults: { rate: 0.3, kinds: ['latency'], latencyMs: 1_500, seed: 2 } });
+    const ent = client({ apiKey: 'key-ent', timeout: 1_000, fetch: (request) => slow.fetch(request) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 80 }, () => ent.listPets({ limit: 1 }))), { stepMs: 250, maxSteps: 3_000 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    expect(slow.requests().filter((r) => r.fault === 'latency').length).toBeGreaterThan(0);
+    expect(slow.inspect().keys['key-ent']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
   it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {

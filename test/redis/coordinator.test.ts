@@ -123,6 +123,47 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(kinds).toEqual(['granted', 'busy']);
   });
 
+  it('an answer whose window ends sooner than the one known (the server\'s clock moved ahead) is not ignored: its remaining holds in every process', async () => {
+    // Before: Redis kept the later window's remaining 50, and every process went on spending it.
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 0, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
+    for (const coordinator of [a, b]) {
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(decision.kind).toBe('spent');
+      expect((decision as { waitMs: number }).waitMs).toBeGreaterThan(18_000);
+      expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(20_000);
+    }
+  });
+
+  it('a 5xx without rate-limit headers says nothing of the budget: while one process probes it, the others still wait', async () => {
+    // Before: any header-less answer made the throttle step aside for every process.
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    const probe = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    expect((await b.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('busy');
+    expect((await a.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('busy');
+    (probe as { release: () => void }).release();
+  });
+
+  it('a slot given back unanswered (a timeout: the service may still count it) spends one of the remaining budget for every process', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    const { coordinator: b } = await coordinatorOf(prefix);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 1, resetInMs: 30_000 }, blockForMs: undefined, banned: false });
+    const slot = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(slot.kind).toBe('granted');
+    (slot as { release: (unanswered?: boolean) => void }).release(true);
+    await a.observe({ status: 200, budget: { limit: 60, remaining: 1, resetInMs: 30_000 }, blockForMs: undefined, banned: false }); // ran after the release
+    expect((await b.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('spent');
+    expect(b.getSnapshot()).toMatchObject({ remaining: 0 });
+  });
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
@@ -186,6 +227,24 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     let granted = 0;
     for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
     expect(granted).toBeLessThanOrEqual(10);
+  });
+
+  it('Redis slow: an answer it runs late still lowers the remaining of the window it knows, so processes that rejoin do not spend the budget again', async () => {
+    // Before: the late answer's budget was dropped whole; after a 1.2 s pause in which 6 processes
+    // fell back and sent 24 requests, Redis still said 84 of 90 left (66 in truth), and the next
+    // burst through Redis got 12 429s and a ban.
+    const prefix = fresh();
+    const { connection, coordinator: slow } = await warmProcessOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await slow.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    await slow.observe({ status: 200, budget: { limit: 60, remaining: 5, resetInMs: 49_000 }, blockForMs: undefined, banned: false });
+    await connection.ping();
+    let granted = 0;
+    for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
+    expect(granted).toBeLessThanOrEqual(5);
   });
 
   it('the waiters of one process ask Redis one at a time, and share a refusal nothing has changed since', async () => {

@@ -30,6 +30,31 @@ describe('rate limits on the wire', () => {
     expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('a key that waited out Retry-After is not counted inside it after the server\'s clock is set back', async () => {
+    // Before: the window still ended at 00:01:00 on a clock now reading 23:59, so the next five
+    // requests, each served with a 200, were five strikes, and the key was banned.
+    const { api, get, setNow } = server({ apiKeys: { k: { perMinute: 5, perDay: 100 } }, banThreshold: 4 });
+    for (let i = 0; i < 5; i++) await get();
+    expect((await get()).headers.get('Retry-After')).toBe('50');
+    setNow(MINUTE_END); // waited as told
+    api.clock.set(MINUTE_END - 120_000);
+    for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('a key that sends inside Retry-After is still counted after the server\'s clock is set back, for what was left of the wait', async () => {
+    const { api, get, setNow } = server({ apiKeys: { k: { perMinute: 5, perDay: 100 } } });
+    for (let i = 0; i < 5; i++) await get();
+    await get(); // 429, Retry-After 50
+    setNow(START + 10_000);
+    api.clock.set(START + 10_000 - 120_000);
+    await get();
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1 });
+    api.clock.advance(40_000); // the 49.5 s announced have passed
+    await get();
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1, bans: 0 });
+  });
+
   it('insideRetryAfter counts every request inside an announced window, banned or not', async () => {
     const { api, get } = server({ banThreshold: 2 });
     await get();
