@@ -11,6 +11,7 @@ export type { ApiResponse, WithResponse } from './client/client.js';
 export { DEFAULTS } from './client/options.js';
 export type { ClientOptions, Fetch, Logger, LogLevel, RequestOptions } from './client/options.js';
 export {
+  AbortError,
   ApiError,
   AuthenticationError,
   BadRequestError,
@@ -25,6 +26,7 @@ export {
   ValidationError,
 } from './client/errors.js';
 export type {
+  AbortErrorInit,
   ApiErrorInit,
   CallInfo,
   ConnectionErrorInit,

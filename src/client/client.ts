@@ -20,6 +20,7 @@ import {
 import type { AcquireDecision, RateLimitStore } from './coordinator.js';
 import { DeprecationReporter, GET_PET_NOTICE, noticeFromHeaders } from './deprecation.js';
 import {
+  AbortError,
   ApiError,
   ConnectionError,
   describeCall,
@@ -74,9 +75,12 @@ interface Operation<T> {
   schema: z.ZodMiniType<T>;
 }
 
-/** How many rate-limit waits one call has left; each wait for a window spends one. */
-interface WaitBudget {
+/** What one call's attempts share. */
+interface CallState {
+  /** How many rate-limit waits the call has left; each wait for a window spends one. */
   waits: number;
+  /** The error of an abort that came while an attempt was in flight (p-retry rethrows only the reason). */
+  aborted?: AbortError;
 }
 
 const REDACTED = '[redacted]';
@@ -108,6 +112,21 @@ function parseBody(text: string): { json: unknown } | { text: string } {
 function neverSent(cause: unknown): boolean {
   const code = (cause as { cause?: { code?: string } } | undefined)?.cause?.code ?? (cause as { code?: string } | undefined)?.code;
   return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || isPermissionDenied(cause);
+}
+
+/** The sentence a failed `createPet` that may have been acted on ends with. */
+function mayHaveCreated(call: CallInfo, mayHaveSucceeded: boolean): string {
+  return call.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
+}
+
+/** The caller's signal ended the call: our error, with the signal's reason as its cause. */
+function aborted(call: CallInfo, signal: AbortSignal, mayHaveSucceeded: boolean): AbortError {
+  return new AbortError({
+    message: `${describeCall(call)}: aborted by the caller's signal; its reason is the error's cause.${mayHaveCreated(call, mayHaveSucceeded)}`,
+    cause: signal.reason,
+    call,
+    mayHaveSucceeded,
+  });
 }
 
 /**
@@ -293,11 +312,11 @@ export class PetStoreClient {
     if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, `${operation.name} options`);
     const headers = options.headers ? this.#headersFor(options.headers, operation.name) : this.#options.headers;
     const { signal } = options;
-    signal?.throwIfAborted();
     const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url };
+    if (signal?.aborted) throw aborted(call, signal, false);
     const retries = options.maxRetries ?? this.#options.maxRetries;
     // Rate-limit waits are shared by all attempts of the call, like its retries.
-    const budget: WaitBudget = { waits: retries };
+    const budget: CallState = { waits: retries };
     let attempt = 0;
     try {
       return await withRetries(() => this.#attempt(operation, call, options, headers, budget, ++attempt), {
@@ -312,7 +331,9 @@ export class PetStoreClient {
         },
       });
     } catch (error) {
-      throw signal?.aborted ? signal.reason : error;
+      // Aborted in a wait, nothing was in flight: an earlier attempt that may have been acted on
+      // would not have been retried.
+      throw signal?.aborted ? (budget.aborted ?? aborted(call, signal, false)) : error;
     }
   }
 
@@ -320,7 +341,7 @@ export class PetStoreClient {
    * Waits until the coordinator grants a slot. Throws `ThrottledError` without waiting when the
    * wait would exceed `maxRetryDelay` or the call has no waits left.
    */
-  async #admit(call: CallInfo, timeout: number, budget: WaitBudget, signal: AbortSignal | undefined): Promise<(unanswered?: boolean) => void> {
+  async #admit(call: CallInfo, timeout: number, budget: CallState, signal: AbortSignal | undefined): Promise<(unanswered?: boolean) => void> {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     for (;;) {
@@ -330,7 +351,7 @@ export class PetStoreClient {
         if (decision instanceof Promise) decision = await decision;
       } catch (error) {
         // A coordinator of the user's own that fails: nothing may be sent without its decision.
-        // (An abort's reason is what the caller gets either way: #call puts it back.)
+        // (An abort is an AbortError either way: #call makes it one.)
         throw new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
       }
       if (decision.kind === 'granted') return decision.release;
@@ -367,7 +388,7 @@ export class PetStoreClient {
    * One attempt: pass the gate, send once, read the body, and turn the outcome into data or our
    * error. One controller and one deadline end it at whatever stage it is, body included.
    */
-  async #attempt<T>(operation: Operation<T>, call: CallInfo, options: RequestOptions, headers: Headers, budget: WaitBudget, attempt: number): Promise<ApiResponse<T>> {
+  async #attempt<T>(operation: Operation<T>, call: CallInfo, options: RequestOptions, headers: Headers, budget: CallState, attempt: number): Promise<ApiResponse<T>> {
     const { signal } = options;
     const timeout = options.timeout ?? this.#options.timeout;
     const release = await this.#admit(call, timeout, budget, signal);
@@ -389,7 +410,8 @@ export class PetStoreClient {
       text = await this.#read(response, controller);
     } catch (error) {
       const failure = this.#failure(error, operation, call, timeout, signal, response);
-      unanswered = response === undefined && (signal?.aborted === true || (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true);
+      if (failure instanceof AbortError) budget.aborted = failure;
+      unanswered = response === undefined && (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true;
       throw failure;
     } finally {
       // A 429 whose Error record announces a ban is observed again, so refusals say so.
@@ -512,16 +534,17 @@ export class PetStoreClient {
     }
   }
 
-  /** Turns whatever ended an attempt into the caller's abort reason or one of our errors. */
+  /** Turns whatever ended an attempt into one of our errors. */
   #failure(error: unknown, operation: Operation<unknown>, call: CallInfo, timeout: number, signal: AbortSignal | undefined, response: Response | undefined): unknown {
     if (error instanceof ThrottledError) return error;
-    if (signal?.aborted) return signal.reason;
+    // The request had left: whatever the answer, the service may have acted on it.
+    if (signal?.aborted) return aborted(call, signal, response ? response.ok : true);
     const head = response ? { status: response.status, headers: response.headers } : {};
     // ky's errors hold the request, and with it the Authorization header: keep only their cause.
     const cause = (error as { name?: string } | undefined)?.name === 'NetworkError' ? (error as Error).cause : error;
     // A POST that left may have been acted on; the API has no idempotency key to tell.
     const mayHaveSucceeded = response !== undefined ? response.ok : !neverSent(cause);
-    const created = operation.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
+    const created = mayHaveCreated(call, mayHaveSucceeded);
     const where = `${describeCall(call)}: `;
     if (error === DEADLINE || (error as Error | undefined)?.name === 'TimeoutError') {
       return new TimeoutError({

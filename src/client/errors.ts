@@ -162,6 +162,40 @@ export class TimeoutError extends ConnectionError {
   override readonly name = 'TimeoutError';
 }
 
+/** What an {@link AbortError} is made from. */
+export interface AbortErrorInit extends PetStoreErrorInit {
+  /** The call the caller aborted. */
+  call: CallInfo;
+  /** Whether a request was in flight, or answered, when the signal aborted. */
+  mayHaveSucceeded: boolean;
+}
+
+/**
+ * The caller's `signal` aborted the call. `cause` is the signal's reason (what was passed to
+ * `controller.abort(reason)`, or the runtime's `AbortError`); the `name` is `'AbortError'`, as
+ * code that ignores aborts by name expects.
+ */
+export class AbortError extends PetStoreError {
+  override readonly name = 'AbortError';
+  /**
+   * Whether the request had left when the signal aborted, so the service may have acted on it.
+   * After a `createPet`, list pets to check before creating it again (see the errors guide).
+   */
+  readonly mayHaveSucceeded: boolean;
+  /** The HTTP method of the call. */
+  readonly method: string;
+  /** The URL of the call. */
+  readonly url: string;
+
+  /** Creates the error from its init object. */
+  constructor(init: AbortErrorInit) {
+    super(init);
+    this.mayHaveSucceeded = init.mayHaveSucceeded;
+    this.method = init.call.method;
+    this.url = init.call.url;
+  }
+}
+
 /** What {@link ApiError.generate} and the `ApiError` classes are made from. */
 export interface ApiErrorInit {
   /** The HTTP status. */

@@ -115,7 +115,7 @@ export interface ClientOptions {
 
 /** Options of one call; each overrides the client's option of the same name. */
 export interface RequestOptions {
-  /** Cancels the call, its waits and the request in flight; the call rejects with `signal.reason`. */
+  /** Cancels the call, its waits and the request in flight; the call rejects with an `AbortError` whose `cause` is `signal.reason`. */
   signal?: AbortSignal | undefined;
   /** Per-attempt timeout in milliseconds. @default the client's `timeout` */
   timeout?: number | undefined;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, NotFoundError, PetStoreError, type Logger } from '@animal-store/sdk';
+import { AbortError, ApiError, NotFoundError, PetStoreError, type Logger } from '@animal-store/sdk';
 import { run, settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
@@ -170,9 +170,11 @@ describe('aborts and deadlines', () => {
     const never = () => new Promise<Response>(() => {});
     const controller = new AbortController();
     const call = client({ fetch: never }).listPets(undefined, { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('user gave up')), 50);
+    const reason = new Error('user gave up');
+    setTimeout(() => controller.abort(reason), 50);
     const outcome = await settle(call, { stepMs: 10 });
-    expect(outcome).toEqual({ status: 'rejected', reason: new Error('user gave up') });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(AbortError) });
+    expect((outcome as { reason: AbortError }).reason.cause).toBe(reason);
     expect(Date.now() - START).toBe(50);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
+import { AbortError, createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, settle, START, useReferenceServer } from './harness.js';
 
@@ -136,7 +136,7 @@ describe('coordinated rate limiting', () => {
     expect(outcome.status).toBe('fulfilled');
   });
 
-  it('the signal cancels a wait in the gate: the call rejects with its reason and nothing more is sent', async () => {
+  it('the signal cancels a wait in the gate: the call rejects with an AbortError carrying its reason, and nothing more is sent', async () => {
     const ent = client({ apiKey: 'key-ent' });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
     const controller = new AbortController();
@@ -145,7 +145,8 @@ describe('coordinated rate limiting', () => {
     const reason = new Error('user gave up');
     controller.abort(reason);
     const outcome = await settle(call as Promise<unknown>);
-    expect(outcome).toEqual({ status: 'fulfilled', value: { status: 'rejected', reason } });
+    expect(outcome).toEqual({ status: 'fulfilled', value: { status: 'rejected', reason: expect.any(AbortError) } });
+    expect((outcome as { value: { reason: AbortError } }).value.reason).toMatchObject({ cause: reason, mayHaveSucceeded: false });
     expect(server.inspect().keys['key-ent']!.requests).toBe(5);
   });
 

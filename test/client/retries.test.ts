@@ -1,6 +1,6 @@
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { ConnectionError, InternalServerError, RateLimitError, TimeoutError } from '@animal-store/sdk';
+import { AbortError, ConnectionError, InternalServerError, PetStoreError, RateLimitError, TimeoutError } from '@animal-store/sdk';
 import { BASE_URL, run, settle, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
@@ -162,14 +162,33 @@ describe('timeouts and cancellation', () => {
     expect(calls.count).toBe(1);
   });
 
-  it('aborting a request in flight rejects with the signal\'s reason', async () => {
+  it('aborting a request in flight rejects with an AbortError, a PetStoreError whose cause is the signal\'s reason', async () => {
     failing('get', '/pets', 10, hang);
     const controller = new AbortController();
     const call = settle(client().listPets({}, { signal: controller.signal }));
     await vi.advanceTimersByTimeAsync(100);
     const reason = new Error('navigated away');
     controller.abort(reason);
-    expect(await call).toEqual({ status: 'rejected', reason });
+    const outcome = await call;
+    const error = outcome.status === 'rejected' ? outcome.reason : undefined;
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toBeInstanceOf(PetStoreError);
+    expect(error).toMatchObject({ name: 'AbortError', cause: reason, mayHaveSucceeded: true, method: 'GET' });
+    expect((error as Error).message).toMatch(/^listPets \(GET \/pets\): aborted by the caller's signal/);
+  });
+
+  it('aborting a createPet in flight says the pet may have been created', async () => {
+    failing('post', '/pets', 10, hang);
+    const controller = new AbortController();
+    const call = settle(client().createPet({ name: 'Rex', categoryId: 1 }, { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort();
+    const outcome = await call;
+    const error = outcome.status === 'rejected' ? outcome.reason : undefined;
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toMatchObject({ mayHaveSucceeded: true, method: 'POST' });
+    expect((error as Error).message).toContain('The pet may have been created');
+    expect((error as AbortError).cause).toMatchObject({ name: 'AbortError' });
   });
 
   it('aborting during a retry backoff rejects with the reason and sends nothing more', async () => {
@@ -179,13 +198,17 @@ describe('timeouts and cancellation', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     controller.abort();
     const outcome = await call;
-    expect(outcome.status === 'rejected' && (outcome.reason as Error).name).toBe('AbortError');
+    const error = outcome.status === 'rejected' ? outcome.reason : undefined;
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toMatchObject({ name: 'AbortError', mayHaveSucceeded: false });
     expect(calls.count).toBe(1);
   });
 
-  it('an already aborted signal sends nothing', async () => {
+  it('an already aborted signal sends nothing, and the AbortError carries its reason', async () => {
     const reason = new Error('too late');
-    expect(await run(client().listPets({}, { signal: AbortSignal.abort(reason) }))).toBe(reason);
+    const error = await run(client().listPets({}, { signal: AbortSignal.abort(reason) }));
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toMatchObject({ cause: reason, mayHaveSucceeded: false });
     expect(server.inspect().keys['key-pro']).toBeUndefined();
   });
 

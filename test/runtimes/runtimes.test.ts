@@ -110,8 +110,8 @@ describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, readmeRow, 
       expect(mode().timedOut).toMatchObject({ settled: true, error: { name: 'TimeoutError', petStoreError: true } });
     });
 
-    it("an abort rejects the call with the signal's reason before the slow answer arrives", () => {
-      expect(mode().aborted).toMatchObject({ settled: true, withReason: true });
+    it("an abort rejects the call with an AbortError carrying the signal's reason before the slow answer arrives", () => {
+      expect(mode().aborted).toMatchObject({ settled: true, withReason: true, error: { name: 'AbortError', petStoreError: true } });
     });
   });
 });

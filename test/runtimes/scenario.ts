@@ -139,7 +139,7 @@ async function runMode(baseUrl: string, fetch: Fetch, slowBaseUrl: string, slowF
     rateLimited,
     throttled,
     timedOut: timeout.settled ? { settled: true, error: asReport(timeout.outcome) } : { settled: false },
-    aborted: abort.settled ? { settled: true, withReason: abort.outcome === reason, error: asReport(abort.outcome) } : { settled: false },
+    aborted: abort.settled ? { settled: true, withReason: (abort.outcome as { cause?: unknown } | undefined)?.cause === reason, error: asReport(abort.outcome) } : { settled: false },
   };
 }
 
