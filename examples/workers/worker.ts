@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
 
-const { BASE_URL, API_KEY, REDIS_URL, CALLS = '100', TIMEOUT = '5000', BARRIER } = process.env;
+const { BASE_URL, API_KEY, REDIS_URL, CALLS = '100', TIMEOUT = '5000', MAX_RETRY_DELAY = '5000', BARRIER } = process.env;
 
 const redis = REDIS_URL ? createClient({ url: REDIS_URL, socket: { reconnectStrategy: () => 200 } }).on('error', () => {}) : undefined;
 // Redis may be down when the worker starts: wait for it a little, then work anyway (the
@@ -17,8 +17,9 @@ const options: ClientOptions = {
   apiKey: API_KEY,
   baseUrl: BASE_URL,
   timeout: Number(TIMEOUT),
-  // Wait at most 5 s for a rate-limit window; past that, a call is refused without being sent.
-  maxRetryDelay: 5_000,
+  // Wait at most 5 s (by default) for a rate-limit window or for requests in flight; past that,
+  // a call is refused without being sent.
+  maxRetryDelay: Number(MAX_RETRY_DELAY),
   ...(redis ? { coordinator: createRedisCoordinator({ redis, onWarning: (message) => void warnings.push(message) }) } : {}),
 };
 const client = new PetStoreClient(options);

@@ -114,6 +114,38 @@ function neverSent(cause: unknown): boolean {
   return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || isPermissionDenied(cause);
 }
 
+/**
+ * The error of a call the gate did not send: what it would have waited for, and why it did not
+ * (the wait exceeds maxRetryDelay, or the call has no rate-limit waits left). `leaseMs` bounds how
+ * long a request in flight holds its slot.
+ */
+function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, maxRetryDelay: number, leaseMs: number): ThrottledError {
+  // maxRetryDelay as given: rounded to seconds, 1500 read "2 s" and 100 read "0 s".
+  const limit = maxRetryDelay % 1000 === 0 ? `${maxRetryDelay / 1000} s` : `${maxRetryDelay} ms`;
+  const where = `${describeCall(call)}: not sent: `;
+  if (decision.kind === 'busy') {
+    return new ThrottledError({
+      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and waiting for them took longer than maxRetryDelay (${limit}). Retry later, or raise maxRetryDelay.`,
+      code: 'budget_spent',
+      retryAfterMs: leaseMs,
+      call,
+    });
+  }
+  const { waitMs } = decision;
+  const code = decision.kind === 'blocked' ? (decision.banned ? 'api_key_banned' : 'rate_limited') : 'budget_spent';
+  const noWaits = waits <= 0;
+  const why = noWaits
+    ? 'the call already waited for as many rate-limit windows as maxRetries allows'
+    : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${limit})`;
+  const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
+  return new ThrottledError({
+    message: `${where}${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
+    code,
+    retryAfterMs: waitMs,
+    call,
+  });
+}
+
 /** The sentence a failed `createPet` that may have been acted on ends with. */
 function mayHaveCreated(call: CallInfo, mayHaveSucceeded: boolean): string {
   return call.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
@@ -344,6 +376,7 @@ export class PetStoreClient {
   async #admit(call: CallInfo, timeout: number, budget: CallState, signal: AbortSignal | undefined): Promise<(unanswered?: boolean) => void> {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
+    let busySince: number | undefined;
     for (;;) {
       let decision: AcquireDecision | Promise<AcquireDecision>;
       try {
@@ -356,31 +389,25 @@ export class PetStoreClient {
       }
       if (decision.kind === 'granted') return decision.release;
       const { kind, waitMs } = decision;
-      if (kind !== 'busy') {
-        if (waitMs > maxRetryDelay || budget.waits <= 0) {
-          const code = decision.kind === 'spent' ? 'budget_spent' : decision.kind === 'blocked' && decision.banned ? 'api_key_banned' : 'rate_limited';
-          const noWaits = budget.waits <= 0;
-          // maxRetryDelay as given: rounded to seconds, 1500 read "2 s" and 100 read "0 s".
-          const limit = maxRetryDelay % 1000 === 0 ? `${maxRetryDelay / 1000} s` : `${maxRetryDelay} ms`;
-          const why = noWaits
-            ? 'the call already waited for as many rate-limit windows as maxRetries allows'
-            : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${limit})`;
-          const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
-          throw new ThrottledError({
-            message: `${describeCall(call)}: not sent: ${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
-            code,
-            retryAfterMs: waitMs,
-            call,
-          });
+      if (kind === 'busy') {
+        // Slots in flight may use up the budget (or are probing an unknown one): ask again when
+        // one is released or a response arrives, for at most maxRetryDelay in all, so that calls
+        // do not queue for a whole timeout each behind a server that does not answer.
+        const now = Date.now();
+        busySince ??= now;
+        const left = busySince + maxRetryDelay - now;
+        if (left > 0) {
+          await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done));
+          continue;
         }
+      } else if (waitMs <= maxRetryDelay && budget.waits > 0) {
         budget.waits--;
         log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
         this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
         await sleep(waitMs, signal);
-      } else {
-        // Slots in flight may use up the budget: ask again when one is released or a response arrives.
-        await sleep(waitMs, signal, (done) => coordinator.changed(done));
+        continue;
       }
+      throw throttled(call, decision, budget.waits, maxRetryDelay, request.leaseMs);
     }
   }
 

@@ -320,7 +320,7 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
  */
 export class ThrottledError extends PetStoreError {
   override readonly name = 'ThrottledError';
-  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up). */
+  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than `maxRetryDelay`). */
   readonly code: ThrottledErrorInit['code'];
   /** How long until a request may be sent, in milliseconds. */
   readonly retryAfterMs: number;

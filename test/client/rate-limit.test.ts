@@ -136,6 +136,32 @@ describe('coordinated rate limiting', () => {
     expect(outcome.status).toBe('fulfilled');
   });
 
+  it('a call waiting behind a request in flight waits at most maxRetryDelay, then is a ThrottledError without sending', async () => {
+    let sent = 0;
+    const never = () => ((sent++), new Promise<Response>(() => {}));
+    const slow = client({ fetch: never, timeout: 30_000, maxRetryDelay: 1_000 });
+    void slow.listPets().catch(() => {});
+    const outcome = await settle(slow.listPets(), { stepMs: 100 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    const error = (outcome as { reason: ThrottledError }).reason;
+    expect(error).toMatchObject({ code: 'budget_spent' });
+    expect(error.message).toMatch(/requests in flight .* maxRetryDelay \(1 s\)/);
+    expect(error.retryAfterMs).toBeGreaterThan(0);
+    expect(Date.now() - START).toBe(1_000);
+    expect(sent).toBe(1);
+  });
+
+  it('with maxRetryDelay 0, a call that would wait behind a request in flight fails at once, unsent', async () => {
+    let sent = 0;
+    const never = () => ((sent++), new Promise<Response>(() => {}));
+    const impatient = client({ fetch: never, maxRetryDelay: 0 });
+    void impatient.listPets().catch(() => {});
+    const outcome = await settle(impatient.listPets(), { stepMs: 1 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    expect(Date.now() - START).toBeLessThanOrEqual(1);
+    expect(sent).toBe(1);
+  });
+
   it('the signal cancels a wait in the gate: the call rejects with an AbortError carrying its reason, and nothing more is sent', async () => {
     const ent = client({ apiKey: 'key-ent' });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
