@@ -33,7 +33,7 @@ import {
 } from './errors.js';
 import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
-import { checkTuning, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
+import { checkRequestOptions, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { isPermissionDenied, reportListenerError, sleep } from './runtime.js';
 
@@ -341,7 +341,7 @@ export class PetStoreClient {
   }
 
   async #call<T>(operation: Operation<T>, options: RequestOptions = {}): Promise<ApiResponse<T>> {
-    if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, `${operation.name} options`);
+    checkRequestOptions(options, `${operation.name} options`);
     const headers = options.headers ? this.#headersFor(options.headers, operation.name) : this.#options.headers;
     const { signal } = options;
     const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url };

@@ -175,13 +175,40 @@ const TuningSchema = z.object({
 });
 
 /** Checks the numeric options, throwing `ValidationError` that names the field. */
-export function checkTuning(options: object, what: string): void {
+function checkTuning(options: object, what: string): void {
   const checked = check(TuningSchema, options, what);
   if (!checked.success) throw new ValidationError({ issues: checked.issues, message: `${what}: ${checked.message}.` });
 }
 
 function configError(message: string, path: string): ValidationError {
   return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
+}
+
+// Every option's name, to catch a misspelt one (JavaScript has no type check); `satisfies` keeps
+// each list the same as its interface.
+const CLIENT_OPTIONS = Object.keys({
+  apiKey: 0, baseUrl: 0, maxRetries: 0, timeout: 0, maxRetryDelay: 0, throttle: 0, coordinator: 0,
+  maxResponseBytes: 0, logLevel: 0, logger: 0, fetch: 0, headers: 0, onDeprecation: 0,
+} satisfies Record<keyof ClientOptions, 0>);
+const REQUEST_OPTIONS = Object.keys({ signal: 0, timeout: 0, maxRetries: 0, headers: 0 } satisfies Record<keyof RequestOptions, 0>);
+
+/**
+ * Throws `ValidationError` for an option the client does not know (`retries`, `baseURL`), naming
+ * the one most likely meant: a misspelt option would otherwise be ignored without a word.
+ */
+function checkKnown(options: object, known: readonly string[], what: string): void {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue;
+    const lower = name.toLowerCase();
+    const meant = known.find((option) => option.toLowerCase() === lower || option.toLowerCase().endsWith(lower));
+    throw configError(`${what}: unknown option "${name.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`, name);
+  }
+}
+
+/** Checks a call's options: known names, and numbers in range. */
+export function checkRequestOptions(options: RequestOptions, what: string): void {
+  checkKnown(options, REQUEST_OPTIONS, what);
+  if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, what);
 }
 
 /**
@@ -250,6 +277,7 @@ function resolveBaseUrl(raw: string, source: string): URL {
 export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   // A value read from the environment is blamed on its variable: the code does not show it.
   const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
+  checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options');
   const apiKey = options.apiKey ?? env('PETSTORE_API_KEY');
   if (!apiKey) {
     throw configError('apiKey is missing. Pass new PetStoreClient({ apiKey }) or set the PETSTORE_API_KEY environment variable.', 'apiKey');

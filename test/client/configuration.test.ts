@@ -77,6 +77,22 @@ describe('configuration', () => {
     expect(() => client({ timeout: 0 })).toThrow(/timeout must be greater than 0/);
   });
 
+  it('a misspelt option (JavaScript has no type check) is a ValidationError that names it and suggests the right one', () => {
+    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
+    expect(make({ retries: 5 })).toThrow(ValidationError);
+    expect(make({ retries: 5 })).toThrow('PetStoreClient options: unknown option "retries" (did you mean "maxRetries"?)');
+    expect(make({ baseURL: 'x' })).toThrow('unknown option "baseURL" (did you mean "baseUrl"?)');
+    expect(make({ colour: 'red' })).toThrow(/unknown option "colour"\. The options are apiKey, baseUrl, .*onDeprecation\./);
+  });
+
+  it('a misspelt per-call option is a ValidationError before anything is sent', async () => {
+    const c = client();
+    const error = await run(c.listPets({}, { retries: 1 } as object));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toBe('listPets options: unknown option "retries" (did you mean "maxRetries"?).');
+    expect(server.inspect().keys['key-pro']).toBeUndefined();
+  });
+
   it('apiKey and baseUrl fall back to PETSTORE_API_KEY and PETSTORE_BASE_URL', async () => {
     vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
     vi.stubEnv('PETSTORE_BASE_URL', BASE_URL);
