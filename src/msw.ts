@@ -6,6 +6,7 @@
  */
 import { http, HttpResponse, type HttpHandler } from 'msw';
 import { isInjectedFault } from './server/faults.js';
+import { pageUrl } from './client/runtime.js';
 import type { ReferenceServer } from './server/server.js';
 
 /** Options of {@link createHandlers}. */
@@ -37,7 +38,7 @@ export function createHandlers(server: ReferenceServer, options: CreateHandlersO
   let base: URL;
   try {
     // In a page, a relative base URL ('/api/v1') resolves against its address, as the client's does.
-    base = new URL(options.baseUrl, (globalThis as { location?: { href?: string } }).location?.href);
+    base = new URL(options.baseUrl, pageUrl());
   } catch {
     throw new TypeError(
       `createHandlers: baseUrl must be an absolute URL such as "https://petstore.test/v1" (or, in a browser, a path such as "/api/v1"); got "${options.baseUrl}".`,

@@ -9,7 +9,7 @@ import type { RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
 import { ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
-import { env, hostProcess, reportListenerError, runtimeName, SDK_ID } from './runtime.js';
+import { env, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from './runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
@@ -251,7 +251,7 @@ function levelled(logger: Logger, level: LogLevel): Logger {
 function resolveBaseUrl(raw: string, source: string): URL {
   let url: URL;
   try {
-    url = new URL(raw, (globalThis as { location?: { href?: string } }).location?.href);
+    url = new URL(raw, pageUrl());
   } catch {
     throw configError(`baseUrl "${raw.slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
   }

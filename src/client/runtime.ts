@@ -128,3 +128,8 @@ export function runtimeName(): string {
   if (deno) return `deno/${deno}`;
   return versions?.node ? `node/${versions.node}` : 'unknown';
 }
+
+/** The page's address where there is one (a browser), to resolve a relative base URL against. */
+export function pageUrl(): string | undefined {
+  return (globalThis as { location?: { href?: string } }).location?.href;
+}
