@@ -80,6 +80,11 @@ export interface RedisCoordinator extends RateLimitCoordinator {
 const STATE_TTL_MS = 25 * 60 * 60 * 1000;
 /** After a failure, how long before Redis is tried again. */
 const REJOIN_AFTER_MS = 1_000;
+/**
+ * How long a process counts among those sharing a key after its last decision: the API's
+ * shortest window, in which a process that decided may still send while falling back.
+ */
+const PROCESS_TTL_MS = 60_000;
 
 // Redis' own clock (TIME) is the one clock every process shares. Replies carry it, so each
 // process converts the shared times to its own clock.
@@ -95,11 +100,17 @@ const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0
 const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. now`;
 
 /**
- * KEYS: state, slots. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none).
- * Returns { kind, waitMs, banned, state }: kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
+ * KEYS: state, slots, processes. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
+ * process id, process TTL. Registers the process (it counts among the key's until its TTL ends).
+ * Returns { kind, waitMs, banned, state, processes, slots in flight (after this decision) }:
+ * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
 const ACQUIRE = `${NOW}
-${LATE('ARGV[4]', "{4, 0, 0, ''}")}
+${LATE('ARGV[4]', "{4, 0, 0, '', 0, 0}")}
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[6]))
+local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned')
 local announced = tonumber(s[1]) or 0
@@ -110,25 +121,25 @@ local blockedUntil = tonumber(s[5]) or 0
 local banned = tonumber(s[6]) or 0
 local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
-if blockedUntil > now then return {1, blockedUntil - now, banned, state} end
+if blockedUntil > now then return {1, blockedUntil - now, banned, state, processes, inFlight} end
 if ARGV[1] == '1' and announced ~= 2 then
   local busy = false
   if announced == 0 or resetAt <= now then
     busy = inFlight > 0
   elseif remaining - inFlight <= 0 then
-    if inFlight == 0 then return {2, resetAt - now, 0, state} end
+    if inFlight == 0 then return {2, resetAt - now, 0, state, processes, 0} end
     busy = true
   end
   if busy then
     local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-    return {3, tonumber(first[2]) - now, 0, state}
+    return {3, tonumber(first[2]) - now, 0, state, processes, inFlight}
   end
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 -- The set lives as long as its longest lease: a shorter lease must not cut the others short.
 local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], tonumber(last[2]) + 1000)
-return {0, 0, 0, state}`;
+return {0, 0, 0, state, processes, inFlight + 1}`;
 
 /**
  * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
@@ -313,7 +324,14 @@ type Scripts = Record<'acquire' | 'release' | 'observe', (keys: string[], args: 
 
 /** The coordinator of one key on Redis, with its in-process fallback. */
 class Shared implements RateLimitCoordinator {
-  readonly #keys: { state: string; slots: string; channel: string };
+  readonly #keys: { state: string; slots: string; processes: string; channel: string };
+  /** This process's id among those sharing the key. */
+  readonly #id = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
+  /**
+   * What the last decision on Redis said of the processes sharing the key: how many, and the
+   * slots they held in the window it knew, which ends at `until` (this machine's clock).
+   */
+  #peers = { processes: 1, inFlight: 0, until: 0 };
   readonly #fallback = new MemoryCoordinator();
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
@@ -340,7 +358,7 @@ class Shared implements RateLimitCoordinator {
     private readonly listen: (channel: string, listener: (message: string) => void) => Promise<void>,
     private readonly closed: () => boolean,
   ) {
-    this.#keys = { state: `${key}:state`, slots: `${key}:slots`, channel: `${key}:changed` };
+    this.#keys = { state: `${key}:state`, slots: `${key}:slots`, processes: `${key}:processes`, channel: `${key}:changed` };
     this.#fallback.subscribe((state) => {
       if (this.#failedAt) this.#publish(state);
     });
@@ -398,7 +416,7 @@ class Shared implements RateLimitCoordinator {
     const { throttle } = request;
     const since = this.#generation;
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
-    const { state, slots, channel } = this.#keys;
+    const { state, slots, processes: peers, channel } = this.#keys;
     const release = (unanswered = false) => {
       void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
       // This process's waiters need no round trip through Redis to hear of it; their next
@@ -406,14 +424,18 @@ class Shared implements RateLimitCoordinator {
       this.wake();
     };
     try {
-      const [kind, waitMs, banned, shared] = (await bounded(
-        this.run.acquire([state, slots], [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, this.#deadline()]),
+      const [kind, waitMs, banned, shared, processes, inFlight] = (await bounded(
+        this.run.acquire(
+          [state, slots, peers],
+          [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, this.#deadline(), this.#id, String(PROCESS_TTL_MS)],
+        ),
         this.timeoutMs,
         request.signal,
-      )) as [number, number, number, string];
+      )) as [number, number, number, string, number, number];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
       this.#answered();
       this.#adopt(shared);
+      this.#peers = { processes, inFlight, until: this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0 };
       if (kind === 0) return { throttle, decision: { kind: 'granted', release } };
       const wait = Math.max(0, waitMs ?? 0);
       if (kind === 1) return { throttle, decision: { kind: 'blocked', waitMs: wait, banned: banned === 1 } };
@@ -433,12 +455,23 @@ class Shared implements RateLimitCoordinator {
 
   /**
    * The in-process fallback while Redis fails. It cannot see what other processes send, so with
-   * `throttle` it keeps one request in flight: a budget it learned before the fall is shared with
-   * processes that may be spending it, and sending it all at once ends in a burst of 429s.
+   * `throttle` it keeps one request in flight, and sends only while what it knows is left is more
+   * than the other processes (as many as the last decision counted) and the slots they held
+   * then: each of them may still send one, every other request comes after an answer that says
+   * what is left. The budget it learned before the fall is shared with processes that may be
+   * spending it: sending it all at once, or one at a time in each of fifty processes, ends in a
+   * burst of 429s and a ban.
    */
   #fallbackAcquire(request: AcquireRequest): AcquireDecision {
-    if (request.throttle && this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
-    const decision = this.#fallback.acquire(request);
+    const { processes, inFlight, until } = this.#peers;
+    const now = Date.now();
+    if (request.throttle && !this.#fallback.blocked(now)) {
+      if (this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
+      // The window known has reset: the new one's budget is unknown, and a probe from every
+      // process could overspend a limit smaller than their number. Wait for Redis instead.
+      if ((this.#fallback.lastLimit(now) ?? Infinity) < processes) return { kind: 'spent', waitMs: REJOIN_AFTER_MS };
+    }
+    const decision = this.#fallback.acquire(request, processes - 1 + (until > now ? inFlight : 0));
     if (decision.kind !== 'granted') return decision;
     const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);

@@ -78,12 +78,21 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     return () => void this.#listeners.delete(entry);
   };
 
+  /** The limit of the last window announced, once it has reset (its successor's budget is unknown); else `undefined`. */
+  lastLimit(now = Date.now()): number | undefined {
+    return this.#announced === Announced.Yes && this.#resetAt <= now ? this.#limit : undefined;
+  }
+
   /** The block a 429 announced, while it lasts; `undefined` once it has ended. */
   blocked(now = Date.now()): Extract<AcquireDecision, { kind: 'blocked' }> | undefined {
     return this.#blockedUntil > now ? { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#banned } : undefined;
   }
 
-  acquire({ throttle }: AcquireRequest): AcquireDecision {
+  /**
+   * `reserve`: requests of the announced remaining budget to leave to others this coordinator
+   * cannot see (the Redis fallback: the other processes of the key, and slots they hold).
+   */
+  acquire({ throttle }: AcquireRequest, reserve = 0): AcquireDecision {
     const now = Date.now();
     const blocked = this.blocked(now);
     if (blocked) return blocked;
@@ -92,7 +101,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         // Unknown budget (none yet, or its window has reset): one request probes it, the rest
         // wait for its answer. Sending them all would turn into a burst of 429s and a ban.
         if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
-      } else if (this.#remaining - this.#inFlight <= 0) {
+      } else if (this.#remaining - this.#inFlight <= reserve) {
         return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
       }
     }
