@@ -351,6 +351,53 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(bans).toEqual([]);
   }, 30_000);
 
+  it('Redis slow after the known window reset: a process whose last limit is below the number of processes sends no probe, it waits a second for Redis, and a call that may not wait that long is refused unsent', async () => {
+    // Limit 2, three processes: a probe from each into the new window could be 3 requests on 2.
+    let sent = 0;
+    const sentFalling: boolean[] = [];
+    const warnings: string[] = [];
+    const fetch = async () => {
+      sent++;
+      // Sent while this process falls back (warned of the failure, not yet of Redis answering again)?
+      sentFalling.push(/Redis failed/.test(warnings.at(-1) ?? ''));
+      return Response.json([], { headers: { RateLimit: '"default";r=1;t=1', 'RateLimit-Policy': '"default";q=2;w=60' } });
+    };
+    const prefix = fresh();
+    await warmProcessOf(prefix);
+    await warmProcessOf(prefix);
+    // This process: two clients on one coordinator; its last decision on Redis counts three processes.
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
+    const client = (maxRetryDelay: number) =>
+      new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay, maxRetries: 5 });
+    const [impatient, patient] = [client(0), client(10_000)];
+    await patient.listPets();
+    // Its answer, a window of 1 s, reaches Redis and comes back; then the window resets.
+    expect(await until(() => patient.rateLimit.getSnapshot() !== undefined)).toBe(true);
+    const resetAt = patient.rateLimit.getSnapshot()!.resetAt.getTime();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, resetAt - Date.now()) + 50));
+    const before = sent;
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    // Long enough that the second call still finds Redis paused, or not yet tried again, however late it starts.
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '2000', 'ALL']);
+    const refused = await impatient.listPets().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ThrottledError);
+    expect(refused).toMatchObject({ code: 'budget_spent', retryAfterMs: 1_000 });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    expect(sent).toBe(before);
+    const waits: { reason: string; waitMs: number }[] = [];
+    patient.on('wait', ({ reason, waitMs }) => void waits.push({ reason, waitMs }));
+    expect(await patient.listPets()).toEqual([]);
+    expect(waits.length).toBeGreaterThan(0);
+    for (const wait of waits) expect(wait).toEqual({ reason: 'spent', waitMs: 1_000 });
+    // Its one request went through Redis, once it answered again.
+    expect(sent).toBe(before + 1);
+    expect(sentFalling.slice(before)).toEqual([false]);
+    await inspector.ping();
+  });
+
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);
