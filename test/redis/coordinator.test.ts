@@ -328,7 +328,10 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       return answer;
     };
     const prefix = fresh();
-    const processes = await Promise.all(Array.from({ length: 50 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 0, maxRetries: 0 })));
+    // A call waits up to 5 s behind slots in flight, and never for a spent window (about 50 s) or a
+    // 429's. (With maxRetryDelay 0, since a wait behind slots in flight counts against it, every
+    // call but the first probe was refused at once: one request, and the pause never came.)
+    const processes = await Promise.all(Array.from({ length: 50 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 5_000, maxRetries: 0 })));
     // Each process: 3 calls at a time, 6 in all.
     const outcomes = await Promise.all(
       processes.flatMap((client) =>
@@ -340,6 +343,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       ),
     );
     for (const name of outcomes.flat()) expect(['ok', 'ThrottledError', 'RateLimitError']).toContain(name);
+    expect(pause).toBeDefined();
     const stats = server.inspect().keys[KEY]!;
     // Alone: 100 requests, no 429. Under load (the whole suite on 2 cores) one run saw 102 and one
     // strike: slots a process holds in its fallback are not Redis' slots once the others rejoin.
