@@ -101,7 +101,9 @@ const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUnti
 
 /**
  * KEYS: state, slots, processes. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
- * process id, process TTL. Registers the process (it counts among the key's until its TTL ends).
+ * process id, process TTL, channel. Registers the process (it counts among the key's until its
+ * TTL ends). A grant publishes `slots,<in flight>,<processes>`, so that a process which falls back
+ * counts the slots taken after its own last decision.
  * Returns { kind, waitMs, banned, state, processes, slots in flight (after this decision) }:
  * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
@@ -139,19 +141,22 @@ redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 -- The set lives as long as its longest lease: a shorter lease must not cut the others short.
 local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], tonumber(last[2]) + 1000)
+redis.call('PUBLISH', ARGV[7], 'slots,' .. (inFlight + 1) .. ',' .. processes)
 return {0, 0, 0, state, processes, inFlight + 1}`;
 
 /**
  * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
  * service with no answer, so it spends one of the remaining budget of a running window).
+ * Publishes `released,<slots in flight>`.
  */
 const RELEASE = `${NOW}
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if ARGV[3] == '1' then
   local s = redis.call('HMGET', KEYS[2], 'resetAt', 'remaining')
   if (tonumber(s[1]) or 0) > now and (tonumber(s[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], 'remaining', -1) end
 end
-redis.call('PUBLISH', ARGV[2], 'released')
+redis.call('PUBLISH', ARGV[2], 'released,' .. redis.call('ZCARD', KEYS[1]))
 return 1`;
 
 /**
@@ -328,8 +333,9 @@ class Shared implements RateLimitCoordinator {
   /** This process's id among those sharing the key. */
   readonly #id = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
   /**
-   * What the last decision on Redis said of the processes sharing the key: how many, and the
-   * slots they held in the window it knew, which ends at `until` (this machine's clock).
+   * What Redis last said of the processes sharing the key (a decision's reply, or a slot granted
+   * or released anywhere, on pub/sub): how many, and the slots they held in the window known
+   * then, which ends at `until` (this machine's clock).
    */
   #peers = { processes: 1, inFlight: 0, until: 0 };
   readonly #fallback = new MemoryCoordinator();
@@ -415,27 +421,14 @@ class Shared implements RateLimitCoordinator {
   async #ask(request: AcquireRequest): Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> {
     const { throttle } = request;
     const since = this.#generation;
-    const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
-    const { state, slots, processes: peers, channel } = this.#keys;
-    const release = (unanswered = false) => {
-      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
-      // This process's waiters need no round trip through Redis to hear of it; their next
-      // decision is sent after the release on the same connection.
-      this.wake();
-    };
+    const { take, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
-      const [kind, waitMs, banned, shared, processes, inFlight] = (await bounded(
-        this.run.acquire(
-          [state, slots, peers],
-          [request.throttle ? '1' : '0', String(Math.ceil(request.leaseMs)), slot, this.#deadline(), this.#id, String(PROCESS_TTL_MS)],
-        ),
-        this.timeoutMs,
-        request.signal,
-      )) as [number, number, number, string, number, number];
+      const reply = await bounded(take(), this.timeoutMs, request.signal);
+      const [kind, waitMs, banned, shared, processes, inFlight] = reply as [number, number, number, string, number, number];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
       this.#answered();
       this.#adopt(shared);
-      this.#peers = { processes, inFlight, until: this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0 };
+      this.#count(processes, inFlight);
       if (kind === 0) return { throttle, decision: { kind: 'granted', release } };
       const wait = Math.max(0, waitMs ?? 0);
       if (kind === 1) return { throttle, decision: { kind: 'blocked', waitMs: wait, banned: banned === 1 } };
@@ -454,10 +447,37 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
+   * A new slot on Redis: `take` runs the decision (ACQUIRE) that takes it, `release` gives it
+   * back. This process's waiters need no round trip through Redis to hear of a release; their
+   * next decision is sent after it on the same connection.
+   */
+  #slot(throttle: boolean, leaseMs: number, deadline: string) {
+    const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
+    const { state, slots, processes, channel } = this.#keys;
+    const take = () =>
+      this.run.acquire(
+        [state, slots, processes],
+        [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel],
+      );
+    const release = (unanswered = false) => {
+      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
+      this.wake();
+    };
+    return { take, release };
+  }
+
+  /** What Redis last said of the processes sharing the key and the slots in flight, for the window known now. */
+  #count(processes: number, inFlight: number): void {
+    if (Number.isFinite(processes) && Number.isFinite(inFlight)) {
+      this.#peers = { processes, inFlight, until: this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0 };
+    }
+  }
+
+  /**
    * The in-process fallback while Redis fails. It cannot see what other processes send, so with
    * `throttle` it keeps one request in flight, and sends only while what it knows is left is more
-   * than the other processes (as many as the last decision counted) and the slots they held
-   * then: each of them may still send one, every other request comes after an answer that says
+   * than the other processes (as many as Redis last counted) and the slots in flight then: each
+   * of them may still send one, every other request comes after an answer that says
    * what is left. The budget it learned before the fall is shared with processes that may be
    * spending it: sending it all at once, or one at a time in each of fifty processes, ends in a
    * burst of 429s and a ban.
@@ -473,9 +493,16 @@ class Shared implements RateLimitCoordinator {
     }
     const decision = this.#fallback.acquire(request, processes - 1 + (until > now ? inFlight : 0));
     if (decision.kind !== 'granted') return decision;
+    // The slot is taken on Redis too, without a deadline or a throttle: it counts among the slots
+    // in flight as soon as Redis runs the script (after a pause, or once node-redis reconnects),
+    // so processes that decide there meanwhile leave room for it. Its release follows it on the
+    // same connection.
+    const onRedis = this.closed() ? undefined : this.#slot(false, request.leaseMs, '0');
+    onRedis?.take().catch(() => {});
     const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);
       decision.release(unanswered);
+      onRedis?.release(unanswered);
     };
     this.#fallbackHeld.add(release);
     return { kind: 'granted', release };
@@ -569,9 +596,16 @@ class Shared implements RateLimitCoordinator {
     return [String(sentAt), String(sentAt + 2 * this.timeoutMs)];
   }
 
-  /** A message on the channel: a new state or a released slot; waiters ask again. */
+  /**
+   * A message on the channel: a new state or a released slot, and waiters ask again; or a
+   * granted slot (`slots,<in flight>,<processes>`), which frees nothing.
+   */
   #receive(message: string): void {
-    this.#adopt(message);
+    const [what, inFlight, processes] = message.split(',');
+    if (what === 'slots' || what === 'released') {
+      this.#count(Number(processes ?? this.#peers.processes), Number(inFlight));
+      if (what === 'slots') return;
+    } else this.#adopt(message);
     this.wake();
   }
 
