@@ -549,8 +549,10 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
     const prefix = fresh();
     const warnings: string[] = [];
+    const ours = connections.length;
     const a = await processOf(server, prefix, { maxRetryDelay: 0, throttle: false, maxRetries: 0 }, warnings);
     const b = await processOf(server, prefix, { maxRetryDelay: 0 });
+    const both = connections.slice(ours);
     await redis.stop();
     try {
       expect(await a.listPets()).toEqual([]);
@@ -558,6 +560,16 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       expect(warnings).toEqual([expect.stringMatching(/Redis failed .*coordinated in this process only/)]);
     } finally {
       await redis.start();
+    }
+    // Both connections back, and the 429 a met on Redis (its queued observation ran), however
+    // long reconnecting takes on a loaded machine (bounded); then a's second before trying Redis.
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    for (let i = 0; i < 200; i++) {
+      const [state] = await inspector.keys(`${prefix}:*:state`);
+      const blocked = state !== undefined && Number(await inspector.hGet(state, 'blockedUntil')) > 0;
+      if (blocked && both.every((connection) => connection.isReady)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     // Shared again: the 429 a met while Redis was down reached Redis once it was back, so b, which
