@@ -492,6 +492,11 @@ class Shared implements RateLimitCoordinator {
       if ((this.#fallback.lastLimit(now) ?? Infinity) < processes) return { kind: 'spent', waitMs: REJOIN_AFTER_MS };
     }
     const decision = this.#fallback.acquire(request, processes - 1 + (until > now ? inFlight : 0));
+    if (decision.kind === 'spent' && (this.#fallback.getSnapshot()?.remaining ?? 0) > 0) {
+      // Spent only for the share left to the other processes: Redis, once it answers, knows what
+      // they sent. Ask it again each second (for at most maxRetryDelay) rather than wait for the reset.
+      return { kind: 'busy', waitMs: Math.min(decision.waitMs, REJOIN_AFTER_MS) };
+    }
     if (decision.kind !== 'granted') return decision;
     // The slot is taken on Redis too, without a deadline or a throttle: it counts among the slots
     // in flight as soon as Redis runs the script (after a pause, or once node-redis reconnects),

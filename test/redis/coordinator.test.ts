@@ -434,6 +434,38 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it('Redis slow while the share of a falling-back process is spent: a patient call asks Redis again each second and is sent once it answers, not refused for the whole window', async () => {
+    // Three processes, 2 requests left in a window of 60 s: falling back, this process leaves
+    // them to the other two. Before: its calls were told to wait for the reset (60 s), past
+    // maxRetryDelay, and refused while Redis was back after 2 s.
+    let sent = 0;
+    const fetch = async () => {
+      sent++;
+      return Response.json([], { headers: { RateLimit: '"default";r=2;t=60', 'RateLimit-Policy': '"default";q=100;w=60' } });
+    };
+    const prefix = fresh();
+    await warmProcessOf(prefix);
+    await warmProcessOf(prefix);
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const warnings: string[] = [];
+    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
+    const client = (maxRetryDelay: number) => new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay });
+    const [impatient, patient] = [client(0), client(10_000)];
+    await patient.listPets();
+    expect(await until(() => patient.rateLimit.getSnapshot()?.remaining === 2)).toBe(true);
+    const before = sent;
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '2000', 'ALL']);
+    expect(await impatient.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    expect(sent).toBe(before);
+    expect(await patient.listPets()).toEqual([]);
+    expect(sent).toBe(before + 1);
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
+  });
+
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);
