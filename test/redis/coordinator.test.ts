@@ -30,6 +30,21 @@ async function processOf(server: ReferenceServer, prefix: string, options: Clien
 }
 
 const fresh = () => `test${++prefixes}`;
+
+/**
+ * The third of three processes of a fresh key (the other two have decided once): two clients on
+ * its one coordinator, one that may not wait (`maxRetryDelay: 0`) and one that waits up to 10 s.
+ */
+async function thirdOfThree(fetch: (request: Request) => Promise<Response>, warnings: string[], options: ClientOptions = {}) {
+  const prefix = fresh();
+  await warmProcessOf(prefix);
+  await warmProcessOf(prefix);
+  const connection = await connect(redis.url);
+  connections.push(connection);
+  const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
+  const client = (maxRetryDelay: number) => new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay, ...options });
+  return [client(0), client(10_000)] as const;
+}
 const SCOPE = { apiKey: KEY, baseUrl: `${BASE_URL}/` };
 /** A "process" seen from below the client: its own Redis connection and the coordinator bound to the key. */
 async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOptions> = {}) {
@@ -398,16 +413,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       sentFalling.push(/Redis failed/.test(warnings.at(-1) ?? ''));
       return Response.json([], { headers: { RateLimit: '"default";r=1;t=1', 'RateLimit-Policy': '"default";q=2;w=60' } });
     };
-    const prefix = fresh();
-    await warmProcessOf(prefix);
-    await warmProcessOf(prefix);
     // This process: two clients on one coordinator; its last decision on Redis counts three processes.
-    const connection = await connect(redis.url);
-    connections.push(connection);
-    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
-    const client = (maxRetryDelay: number) =>
-      new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay, maxRetries: 5 });
-    const [impatient, patient] = [client(0), client(10_000)];
+    const [impatient, patient] = await thirdOfThree(fetch, warnings, { maxRetries: 5 });
     await patient.listPets();
     // Its answer, a window of 1 s, reaches Redis and comes back; then the window resets.
     expect(await until(() => patient.rateLimit.getSnapshot() !== undefined)).toBe(true);
@@ -443,15 +450,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       sent++;
       return Response.json([], { headers: { RateLimit: '"default";r=2;t=60', 'RateLimit-Policy': '"default";q=100;w=60' } });
     };
-    const prefix = fresh();
-    await warmProcessOf(prefix);
-    await warmProcessOf(prefix);
-    const connection = await connect(redis.url);
-    connections.push(connection);
     const warnings: string[] = [];
-    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
-    const client = (maxRetryDelay: number) => new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay });
-    const [impatient, patient] = [client(0), client(10_000)];
+    const [impatient, patient] = await thirdOfThree(fetch, warnings);
     await patient.listPets();
     expect(await until(() => patient.rateLimit.getSnapshot()?.remaining === 2)).toBe(true);
     const before = sent;
