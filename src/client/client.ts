@@ -81,6 +81,8 @@ interface CallState {
   waits: number;
   /** The error of an abort that came while an attempt was in flight (p-retry rethrows only the reason). */
   aborted?: AbortError;
+  /** Whether an attempt's answer arrived and was a success (an abort after it is no abort before sending). */
+  answeredOk?: boolean;
 }
 
 const REDACTED = '[redacted]';
@@ -364,8 +366,9 @@ export class PetStoreClient {
       });
     } catch (error) {
       // Aborted in a wait, nothing was in flight: an earlier attempt that may have been acted on
-      // would not have been retried.
-      throw signal?.aborted ? (budget.aborted ?? aborted(call, signal, false)) : error;
+      // would not have been retried. Aborted once a successful answer had arrived (p-retry checks
+      // the signal after the attempt), the service acted on it.
+      throw signal?.aborted ? (budget.aborted ?? aborted(call, signal, budget.answeredOk === true)) : error;
     }
   }
 
@@ -447,6 +450,7 @@ export class PetStoreClient {
       signal?.removeEventListener('abort', abort);
       release(unanswered);
     }
+    budget.answeredOk = response.ok;
     const requestId = response.headers.get('X-Request-Id') ?? undefined;
     if (this.#options.debug) {
       this.#options.log.debug(

@@ -191,6 +191,19 @@ describe('timeouts and cancellation', () => {
     expect((error as AbortError).cause).toMatchObject({ name: 'AbortError' });
   });
 
+  it('a signal aborted once the createPet answer has arrived (from a response listener) says the pet may have been created', async () => {
+    const c = client();
+    const controller = new AbortController();
+    c.on('response', ({ operation }) => {
+      if (operation === 'createPet') controller.abort(new Error('enough'));
+    });
+    const error = await run(c.createPet({ name: 'Rex', categoryId: 1 }, { signal: controller.signal }));
+    expect(server.inspect().petCount).toBe(11);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toMatchObject({ mayHaveSucceeded: true, method: 'POST' });
+    expect((error as Error).message).toContain('The pet may have been created');
+  });
+
   it('aborting during a retry backoff rejects with the reason and sends nothing more', async () => {
     const calls = failing('get', '/pets', 10, () => new HttpResponse(null, { status: 503, headers: { 'Retry-After': '30' } }));
     const controller = new AbortController();
