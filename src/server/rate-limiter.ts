@@ -68,10 +68,14 @@ export class RateLimiter {
   /**
    * The clock was set back by `ms`: each announced `Retry-After` window keeps what was left of it.
    * Its end on the old clock would lie minutes ahead on the new one, and a key that waited as told
-   * would be counted inside it (and banned) for requests the server serves.
+   * would be counted inside it (and banned) for requests the server serves. A ban is such a
+   * window too: it keeps what was left of it, not its end on the old clock.
    */
   clockSetBack(ms: number): void {
-    for (const state of this.#keys.values()) state.waitUntil -= ms;
+    for (const state of this.#keys.values()) {
+      state.waitUntil -= ms;
+      state.bannedUntil -= ms;
+    }
   }
 
   /** The headers for a caller with no known key: an untouched Free-plan minute. */

@@ -384,7 +384,10 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     set(date) {
       const before = offset;
       offset = toInstant(date) - config.now();
-      if (offset < before) limiter.clockSetBack(before - offset);
+      if (offset < before) {
+        limiter.clockSetBack(before - offset);
+        for (const [key, until] of bans) bans.set(key, until - (before - offset));
+      }
       endBans();
     },
   };

@@ -55,6 +55,21 @@ describe('rate limits on the wire', () => {
     expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1, bans: 0 });
   });
 
+  it('a banned key that waited out the ban\'s Retry-After is served after the server\'s clock is set back', async () => {
+    const bans: string[] = [];
+    const { api, get, setNow } = server({ banThreshold: 1, banDurationMs: 60_000, onBan: (event) => void bans.push(`${event.state} ${event.until}`) });
+    await get();
+    await get(); // 429: the minute is spent
+    await get(); // strike 1
+    const banned = await get(); // strike 2: banned
+    expect(banned.status).toBe(429);
+    expect(banned.headers.get('Retry-After')).toBe('60');
+    api.clock.set(START - 120_000);
+    setNow(START + 60_000); // waited as told
+    expect((await get()).status).toBe(200);
+    expect(bans).toEqual([`banned ${new Date(START + 60_000).toISOString()}`, `ended ${new Date(START - 60_000).toISOString()}`]);
+  });
+
   it('insideRetryAfter counts every request inside an announced window, banned or not', async () => {
     const { api, get } = server({ banThreshold: 2 });
     await get();
