@@ -197,6 +197,10 @@ const REQUEST_OPTIONS = Object.keys({ signal: 0, timeout: 0, maxRetries: 0, head
  * the one most likely meant: a misspelt option would otherwise be ignored without a word.
  */
 function checkKnown(options: object, known: readonly string[], what: string): void {
+  // From JavaScript, `null` (or a string) can arrive where the types say an object.
+  if (typeof options !== 'object' || options === null) {
+    throw configError(`${what} must be an object, such as { ${known.slice(0, 4).join(', ')} }.`, 'options');
+  }
   for (const name of Object.keys(options)) {
     if (known.includes(name)) continue;
     const lower = name.toLowerCase();

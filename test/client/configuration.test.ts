@@ -85,6 +85,15 @@ describe('configuration', () => {
     expect(make({ colour: 'red' })).toThrow(/unknown option "colour"\. The options are apiKey, baseUrl, .*onDeprecation\./);
   });
 
+  it('options that are not an object (null from JavaScript) are a ValidationError, in the constructor and per call', async () => {
+    expect(() => new PetStoreClient(null as never)).toThrow(ValidationError);
+    expect(() => new PetStoreClient(null as never)).toThrow('PetStoreClient options must be an object');
+    const error = await run(client().listPets({}, null as never));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toBe('listPets options must be an object, such as { signal, timeout, maxRetries, headers }.');
+    expect(server.inspect().keys['key-pro']).toBeUndefined();
+  });
+
   it('a misspelt per-call option is a ValidationError before anything is sent', async () => {
     const c = client();
     const error = await run(c.listPets({}, { retries: 1 } as object));
