@@ -136,12 +136,14 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   const { waitMs } = decision;
   const code = decision.kind === 'blocked' ? (decision.banned ? 'api_key_banned' : 'rate_limited') : 'budget_spent';
   const noWaits = waits <= 0;
+  // An endless wait (a coordinator of the user's own can answer one) has no date to show.
+  const endless = !Number.isFinite(waitMs);
   const why = noWaits
     ? 'the call already waited for as many rate-limit windows as maxRetries allows'
-    : `waiting ${Math.ceil(waitMs / 1000)} s would exceed maxRetryDelay (${limit})`;
+    : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${limit})`;
   const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
   return new ThrottledError({
-    message: `${where}${what} until ${new Date(Date.now() + waitMs).toISOString()}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
+    message: `${where}${what}${endless ? '' : ` until ${new Date(Date.now() + waitMs).toISOString()}`}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
     code,
     retryAfterMs: waitMs,
     call,
@@ -391,7 +393,10 @@ export class PetStoreClient {
         throw new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
       }
       if (decision.kind === 'granted') return decision.release;
-      const { kind, waitMs } = decision;
+      const { kind } = decision;
+      // A coordinator of the user's own may answer NaN or less than 0: NaN reads as "until
+      // something changes" (bounded like every wait), below 0 as none.
+      const waitMs = Number.isNaN(decision.waitMs) ? Infinity : Math.max(0, decision.waitMs);
       if (kind === 'busy') {
         // Slots in flight may use up the budget (or are probing an unknown one): ask again when
         // one is released or a response arrives, for at most maxRetryDelay in all, so that calls
@@ -410,7 +415,7 @@ export class PetStoreClient {
         await sleep(waitMs, signal);
         continue;
       }
-      throw throttled(call, decision, budget.waits, maxRetryDelay, request.leaseMs);
+      throw throttled(call, { ...decision, waitMs }, budget.waits, maxRetryDelay, request.leaseMs);
     }
   }
 

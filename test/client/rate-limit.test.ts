@@ -162,6 +162,17 @@ describe('coordinated rate limiting', () => {
     expect(sent).toBe(1);
   });
 
+  it('a coordinator of the user\'s own that answers an endless or NaN wait ends the call in a ThrottledError, never a RangeError or a hang', async () => {
+    let sent = 0;
+    const counting = (request: Request) => ((sent++), server.fetch(request));
+    const endless = client({ fetch: counting, coordinator: memoryWith({ acquire: () => ({ kind: 'spent', waitMs: Infinity }) }) });
+    expect(await run(endless.listPets())).toBeInstanceOf(ThrottledError);
+    const nan = client({ fetch: counting, maxRetryDelay: 1_000, coordinator: memoryWith({ acquire: () => ({ kind: 'busy', waitMs: Number.NaN }) }) });
+    const outcome = await settle(nan.listPets(), { stepMs: 100, maxSteps: 50 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    expect(sent).toBe(0);
+  });
+
   it('the signal cancels a wait in the gate: the call rejects with an AbortError carrying its reason, and nothing more is sent', async () => {
     const ent = client({ apiKey: 'key-ent' });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
