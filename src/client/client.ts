@@ -79,10 +79,11 @@ interface Operation<T> {
 interface CallState {
   /** How many rate-limit waits the call has left; each wait for a window spends one. */
   waits: number;
-  /** The error of an abort that came while an attempt was in flight (p-retry rethrows only the reason). */
-  aborted?: AbortError;
-  /** Whether an attempt's answer arrived and was a success (an abort after it is no abort before sending). */
-  answeredOk?: boolean;
+  /**
+   * Whether the last attempt may have been acted on: its answer was a success, or an abort caught
+   * it in flight. An abort that ends the call says so (p-retry rethrows only the signal's reason).
+   */
+  mayHaveSucceeded?: boolean;
 }
 
 const REDACTED = '[redacted]';
@@ -370,7 +371,7 @@ export class PetStoreClient {
       // Aborted in a wait, nothing was in flight: an earlier attempt that may have been acted on
       // would not have been retried. Aborted once a successful answer had arrived (p-retry checks
       // the signal after the attempt), the service acted on it.
-      throw signal?.aborted ? (budget.aborted ?? aborted(call, signal, budget.answeredOk === true)) : error;
+      throw signal?.aborted ? aborted(call, signal, budget.mayHaveSucceeded === true) : error;
     }
   }
 
@@ -444,8 +445,8 @@ export class PetStoreClient {
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
       text = await this.#read(response, controller);
     } catch (error) {
-      const failure = this.#failure(error, operation, call, timeout, signal, response);
-      if (failure instanceof AbortError) budget.aborted = failure;
+      const failure = this.#failure(error, call, timeout, signal, response);
+      if (failure instanceof AbortError) budget.mayHaveSucceeded = failure.mayHaveSucceeded;
       unanswered = response === undefined && (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true;
       throw failure;
     } finally {
@@ -455,7 +456,7 @@ export class PetStoreClient {
       signal?.removeEventListener('abort', abort);
       release(unanswered);
     }
-    budget.answeredOk = response.ok;
+    budget.mayHaveSucceeded = response.ok;
     const requestId = response.headers.get('X-Request-Id') ?? undefined;
     if (this.#options.debug) {
       this.#options.log.debug(
@@ -571,7 +572,7 @@ export class PetStoreClient {
   }
 
   /** Turns whatever ended an attempt into one of our errors. */
-  #failure(error: unknown, operation: Operation<unknown>, call: CallInfo, timeout: number, signal: AbortSignal | undefined, response: Response | undefined): unknown {
+  #failure(error: unknown, call: CallInfo, timeout: number, signal: AbortSignal | undefined, response: Response | undefined): unknown {
     if (error instanceof ThrottledError) return error;
     // The request had left: whatever the answer, the service may have acted on it.
     if (signal?.aborted) return aborted(call, signal, response ? response.ok : true);
