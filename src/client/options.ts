@@ -17,7 +17,7 @@ export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
 /** How much the client logs: each level includes the ones before it. */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 
-const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
+const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug'] as const satisfies readonly LogLevel[];
 
 /** Where log lines go: anything with console's methods (console itself, pino, winston). */
 export interface Logger {
@@ -171,7 +171,7 @@ const TuningSchema = z.object({
   timeout: z.optional(z.number().check(z.positive(), z.maximum(2 ** 31 - 1))),
   maxRetryDelay: z.optional(Milliseconds),
   maxResponseBytes: z.optional(z.int().check(z.positive())),
-  logLevel: z.optional(z.enum(['off', 'error', 'warn', 'info', 'debug'])),
+  logLevel: z.optional(z.enum(LOG_LEVELS)),
 });
 
 /** Checks the numeric options, throwing `ValidationError` that names the field. */
@@ -301,15 +301,11 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     );
   }
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl));
-  const envLog = options.logLevel === undefined ? env('PETSTORE_LOG') : undefined;
-  if (envLog !== undefined && envLog !== '' && !LOG_LEVELS.includes(envLog as LogLevel)) {
-    throw configError(
-      `logLevel must be one of ${LOG_LEVELS.map((level) => `"${level}"`).join(', ')}; got "${envLog.slice(0, 20)}"${from('PETSTORE_LOG', undefined)}.`,
-      'logLevel',
-    );
-  }
-  const logLevel = options.logLevel ?? ((envLog || undefined) as LogLevel | undefined) ?? DEFAULTS.logLevel;
-  checkTuning({ ...options, logLevel }, 'PetStoreClient options');
+  // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
+  const envLog = (options.logLevel === undefined && env('PETSTORE_LOG')) || undefined;
+  if (envLog !== undefined) checkTuning({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
+  checkTuning(options, 'PetStoreClient options');
+  const logLevel = options.logLevel ?? (envLog as LogLevel | undefined) ?? DEFAULTS.logLevel;
   const headers = toHeaders(options.headers, 'PetStoreClient options');
   headers.set('Accept', 'application/json');
   // Browsers refuse to let a page set User-Agent; the X- header names the SDK there.
