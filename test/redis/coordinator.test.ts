@@ -52,6 +52,13 @@ async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOp
   connections.push(connection);
   return { connection, coordinator: createRedisCoordinator({ redis: connection, prefix, ...options }).bind(SCOPE) };
 }
+/** Two processes of one fresh key, seen from below the client. */
+async function twoCoordinators() {
+  const prefix = fresh();
+  return [(await coordinatorOf(prefix)).coordinator, (await coordinatorOf(prefix)).coordinator] as const;
+}
+/** What a 200 with a budget of `remaining` of 60 until `resetInMs` says, as the client observes it. */
+const answered = (remaining: number, resetInMs: number) => ({ status: 200, budget: { limit: 60, remaining, resetInMs }, blockForMs: undefined, banned: false });
 /**
  * A process whose coordinator has made one decision (subscribed, scripts known, Redis' clock
  * measured), with its warnings collected.
@@ -72,7 +79,7 @@ async function slowRedis(holdMs: number, remaining?: number) {
   const { connection, coordinator: slow, warnings } = await warmProcessOf(prefix);
   const { coordinator: other } = await coordinatorOf(prefix);
   if (remaining !== undefined) {
-    await slow.observe({ status: 200, budget: { limit: 60, remaining, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await slow.observe(answered(remaining, 50_000));
   }
   const inspector = await connect(redis.url);
   connections.push(inspector);
@@ -133,10 +140,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('a spent window: every process waits for its reset, then one probe goes first for all of them', async () => {
-    const prefix = fresh();
-    const { coordinator: a } = await coordinatorOf(prefix);
-    const { coordinator: b } = await coordinatorOf(prefix);
-    await a.observe({ status: 200, budget: { limit: 60, remaining: 0, resetInMs: 300 }, blockForMs: undefined, banned: false });
+    const [a, b] = await twoCoordinators();
+    await a.observe(answered(0, 300));
     const spent = await b.acquire({ throttle: true, leaseMs: 60_000 });
     expect(spent.kind).toBe('spent');
     await new Promise((resolve) => setTimeout(resolve, (spent as { waitMs: number }).waitMs + 20));
@@ -146,11 +151,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('an answer whose window ends sooner than the one known (the server\'s clock moved ahead) is not ignored: its remaining holds in every process', async () => {
     // Before: Redis kept the later window's remaining 50, and every process went on spending it.
-    const prefix = fresh();
-    const { coordinator: a } = await coordinatorOf(prefix);
-    const { coordinator: b } = await coordinatorOf(prefix);
-    await a.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
-    await a.observe({ status: 200, budget: { limit: 60, remaining: 0, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
+    const [a, b] = await twoCoordinators();
+    await a.observe(answered(50, 50_000));
+    await a.observe(answered(0, 20_000));
     for (const coordinator of [a, b]) {
       const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
       expect(decision.kind).toBe('spent');
@@ -161,9 +164,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('a 5xx without rate-limit headers says nothing of the budget: while one process probes it, the others still wait', async () => {
     // Before: any header-less answer made the throttle step aside for every process.
-    const prefix = fresh();
-    const { coordinator: a } = await coordinatorOf(prefix);
-    const { coordinator: b } = await coordinatorOf(prefix);
+    const [a, b] = await twoCoordinators();
     await a.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
     const probe = await a.acquire({ throttle: true, leaseMs: 60_000 });
     expect(probe.kind).toBe('granted');
@@ -173,14 +174,12 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('a slot given back unanswered (a timeout: the service may still count it) spends one of the remaining budget for every process', async () => {
-    const prefix = fresh();
-    const { coordinator: a } = await coordinatorOf(prefix);
-    const { coordinator: b } = await coordinatorOf(prefix);
-    await a.observe({ status: 200, budget: { limit: 60, remaining: 1, resetInMs: 30_000 }, blockForMs: undefined, banned: false });
+    const [a, b] = await twoCoordinators();
+    await a.observe(answered(1, 30_000));
     const slot = await a.acquire({ throttle: true, leaseMs: 60_000 });
     expect(slot.kind).toBe('granted');
     (slot as { release: (unanswered?: boolean) => void }).release(true);
-    await a.observe({ status: 200, budget: { limit: 60, remaining: 1, resetInMs: 30_000 }, blockForMs: undefined, banned: false }); // ran after the release
+    await a.observe(answered(1, 30_000)); // ran after the release
     expect((await b.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('spent');
     expect(b.getSnapshot()).toMatchObject({ remaining: 0 });
   });
@@ -242,8 +241,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const { slow, other, caughtUp } = await slowRedis(2_500);
     // Two answers of one window, the newer with 10 left; Redis runs both after the pause, when
     // the older one's reset, counted from then, looks like a later window's.
-    await slow.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
-    await slow.observe({ status: 200, budget: { limit: 60, remaining: 10, resetInMs: 20_000 }, blockForMs: undefined, banned: false });
+    await slow.observe(answered(50, 50_000));
+    await slow.observe(answered(10, 20_000));
     await caughtUp();
     let granted = 0;
     for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
@@ -255,7 +254,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // fell back and sent 24 requests, Redis still said 84 of 90 left (66 in truth), and the next
     // burst through Redis got 12 429s and a ban.
     const { slow, other, caughtUp } = await slowRedis(1_500, 50);
-    await slow.observe({ status: 200, budget: { limit: 60, remaining: 5, resetInMs: 49_000 }, blockForMs: undefined, banned: false });
+    await slow.observe(answered(5, 49_000));
     await caughtUp();
     let granted = 0;
     for (let i = 0; i < 15; i++) if ((await other.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
@@ -304,7 +303,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const prefix = fresh();
     const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
     // 50 left in the shared window: other processes may be spending them, so the fallback must not.
-    await coordinator.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await coordinator.observe(answered(50, 50_000));
     const inspector = await connect(redis.url);
     connections.push(inspector);
     await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
@@ -341,10 +340,10 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const prefix = fresh();
     const { coordinator: other } = await warmProcessOf(prefix);
     const { coordinator: fallen } = await warmProcessOf(prefix);
-    await other.observe({ status: 200, budget: { limit: 60, remaining: 4, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await other.observe(answered(4, 50_000));
     for (let i = 0; i < 2; i++) expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
     // A later state through pub/sub: every message before it has reached the falling process too.
-    await other.observe({ status: 200, budget: { limit: 60, remaining: 3, resetInMs: 50_000 }, blockForMs: undefined, banned: false });
+    await other.observe(answered(3, 50_000));
     expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
     const inspector = await connect(redis.url);
     connections.push(inspector);
