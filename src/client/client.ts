@@ -428,6 +428,12 @@ export class PetStoreClient {
     const { signal } = options;
     const timeout = options.timeout ?? this.#options.timeout;
     const release = await this.#admit(call, timeout, budget, signal);
+    // Aborted while the slot was being granted (after the gate's last look at the signal): the
+    // request has not left, so the slot goes back unspent.
+    if (signal?.aborted) {
+      release(false);
+      throw aborted(call, signal, false);
+    }
     const controller = new AbortController();
     const abort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', abort, { once: true });

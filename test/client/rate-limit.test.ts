@@ -187,6 +187,28 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-ent']!.requests).toBe(5);
   });
 
+  it('a signal aborted while the coordinator grants the slot sends nothing, and the slot is released', async () => {
+    let sent = 0;
+    const counting = (request: Request) => ((sent++), server.fetch(request));
+    const controller = new AbortController();
+    const released: (boolean | undefined)[] = [];
+    const memory = createMemoryCoordinator();
+    // The abort lands after the coordinator decided and before the attempt listens to the signal.
+    const coordinator = memoryWith({
+      acquire: async (request) => {
+        const decision = await memory.acquire(request);
+        if (decision.kind !== 'granted') return decision;
+        controller.abort(new Error('user gave up'));
+        return { kind: 'granted', release: (unanswered) => (released.push(unanswered), decision.release(unanswered)) };
+      },
+    });
+    const error = await run(client({ fetch: counting, coordinator }).listPets({ limit: 1 }, { signal: controller.signal }));
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toMatchObject({ mayHaveSucceeded: false });
+    expect(sent).toBe(0);
+    expect(released).toEqual([false]);
+  });
+
   it('rateLimit.getSnapshot returns the same frozen object until a response changes it', async () => {
     const pro = client();
     expect(pro.rateLimit.getSnapshot()).toBeUndefined();
