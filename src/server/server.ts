@@ -158,8 +158,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
   const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;
-  /** Bans told to `onBan` and not yet ended: key → end (ms). By key, not label: two keys may share one. */
-  const bans = new Map<string, number>();
+  /**
+   * Keys whose ban `onBan` was told of and whose end it was not yet told of. By key, not label:
+   * two keys may share one. Each ban's end is the limiter's (`banEnd`), so a clock set back moves
+   * the one copy; a key the limiter forgot (a reset) has its ban lifted now.
+   */
+  const banned = new Set<string>();
   let banTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Sets the rate-limit headers the server is configured to send. */
@@ -179,9 +183,10 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     if (!onBan) return;
     const at = now();
     let next = Infinity;
-    for (const [key, until] of bans) {
+    for (const key of banned) {
+      const until = limiter.banEnd(key) ?? at;
       if (until <= at) {
-        bans.delete(key);
+        banned.delete(key);
         const end = new Date(until).toISOString();
         onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
       } else next = Math.min(next, until);
@@ -271,7 +276,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       exchange.key = label;
       exchange.insideRetryAfter = admission.insideRetryAfter === true;
       if (admission.bannedUntil !== undefined && config.onBan) {
-        bans.set(key, admission.bannedUntil);
+        banned.add(key);
         config.onBan({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
         endBans();
       }
@@ -325,7 +330,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
 
   /** A new exchange for a request arriving now. */
   function open(method: string, path: string): Exchange {
-    if (bans.size > 0) endBans();
+    if (banned.size > 0) endBans();
     return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
   }
 
@@ -384,10 +389,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     set(date) {
       const before = offset;
       offset = toInstant(date) - config.now();
-      if (offset < before) {
-        limiter.clockSetBack(before - offset);
-        for (const [key, until] of bans) bans.set(key, until - (before - offset));
-      }
+      if (offset < before) limiter.clockSetBack(before - offset);
       endBans();
     },
   };
@@ -403,9 +405,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       limiter.reset();
       planFault.reset();
       journal.clear();
-      // Every ban is over now: onBan is told so, as when one runs out.
-      const at = now();
-      for (const key of bans.keys()) bans.set(key, at);
+      // Every ban is over now (the limiter forgot them): onBan is told so, as when one runs out.
       endBans();
     },
     inspect() {

@@ -2,7 +2,7 @@
  * The reference server as a fixture for any language: the admin API over plain HTTP (node:http
  * on port 0), request ids, the journal, the clock and forced answers.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { createReferenceServer, type BanEvent, type ReferenceServerOptions } from '@animal-store/sdk/server';
 
@@ -247,6 +247,32 @@ describe('request ids, the journal and the clock in-process', () => {
     server.clock.advance(1_000);
     expect(events[1]).toEqual({ state: 'ended', key: events[0]!.key, time: new Date(T0 + 120_000).toISOString(), until: new Date(T0 + 120_000).toISOString() });
     expect(JSON.stringify(events)).not.toContain('ban-me-please');
+  });
+
+  it('after the clock is set back, onBan tells a ban\'s end when its timer fires, at the end moved with the clock', async () => {
+    vi.useFakeTimers({ now: T0 });
+    try {
+      const events: BanEvent[] = [];
+      const server = createReferenceServer({
+        apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
+        banThreshold: 1,
+        banDurationMs: 120_000,
+        onBan: (event) => events.push(event),
+      });
+      for (let i = 0; i < 4; i++) await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' });
+      vi.advanceTimersByTime(30_000);
+      server.clock.set(T0); // 30 s back: 90 s of the ban are left, ending at T0 + 90 s on the server's clock
+      vi.advanceTimersByTime(89_999);
+      expect(events.map(({ state }) => state)).toEqual(['banned']);
+      vi.advanceTimersByTime(1);
+      const end = new Date(T0 + 90_000).toISOString();
+      expect(events.map(({ state, time, until }) => [state, time, until])).toEqual([
+        ['banned', new Date(T0).toISOString(), new Date(T0 + 120_000).toISOString()],
+        ['ended', end, end],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('onBan tells the end of each key\'s ban, even when two banned keys share a label', async () => {
