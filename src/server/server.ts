@@ -177,18 +177,21 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return found;
   };
 
-  /** Tells `onBan` of bans that are over, and wakes up when the next one ends. */
+  /**
+   * Tells `onBan` of bans that are over, in the order they ended (bans begun later can end sooner
+   * when the `now` option steps back), and wakes up when the next one ends.
+   */
   function endBans(): void {
     const onBan = config.onBan;
     if (!onBan) return;
     const at = now();
     let next = Infinity;
+    const over: { key: string; until: number }[] = [];
     for (const key of banned) {
       const until = limiter.banEnd(key) ?? at;
       if (until <= at) {
         banned.delete(key);
-        const end = new Date(until).toISOString();
-        onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
+        over.push({ key, until });
       } else next = Math.min(next, until);
     }
     if (banTimer !== undefined) clearTimeout(banTimer);
@@ -197,6 +200,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       banTimer = setTimeout(endBans, Math.min(next - at, MAX_TIMER_MS));
       // A pending ban end never keeps a process alive (Node's timers have unref; others do not need it).
       (banTimer as { unref?: () => void }).unref?.();
+    }
+    // A stable sort: bans that end together (a reset) keep the order they began in.
+    for (const { key, until } of over.sort((a, b) => a.until - b.until)) {
+      const end = new Date(until).toISOString();
+      onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
     }
   }
 
