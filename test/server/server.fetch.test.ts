@@ -53,6 +53,33 @@ describe('createReferenceServer', () => {
     expect(createReferenceServer({ pets }).inspect().petCount).toBe(200_000);
   });
 
+  it('createPet never assigns an id past 2^53 − 1: once the largest safe id is taken it answers 409 ids_exhausted and stores nothing', async () => {
+    // A seed with a large id is a fixture worth having (a client must carry it exactly), so it is accepted.
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: [{ id: Number.MAX_SAFE_INTEGER - 1, name: 'Big', categoryId: 1 }] });
+    const post = () =>
+      server.fetch(
+        new Request('http://a.test/v1/pets', {
+          method: 'POST',
+          headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        }),
+      );
+    const created = await post();
+    expect(created.status).toBe(201);
+    expect((await created.json()).id).toBe(Number.MAX_SAFE_INTEGER);
+    for (let i = 0; i < 2; i++) {
+      const refused = await post();
+      expect(refused.status).toBe(409);
+      expect(refused.headers.get('Location')).toBeNull();
+      const body = await refused.json();
+      expect(body).toMatchObject({ code: 'ids_exhausted', status: 409 });
+      expect(body.message).toContain(String(Number.MAX_SAFE_INTEGER));
+    }
+    expect(server.inspect().petCount).toBe(2);
+    const ids = (await (await get(server, 'http://a.test/v1/pets')).json()).map((pet: { id: number }) => pet.id);
+    expect(ids).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]);
+  });
+
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
     expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
