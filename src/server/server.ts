@@ -229,11 +229,20 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const at = exchange.at;
     const pathname = request.url.pathname;
     const admin = adminPath(pathname);
-    if (admin !== undefined && config.admin && method !== 'OPTIONS') {
+    const adminServed = admin !== undefined && config.admin;
+    if (adminServed && method !== 'OPTIONS') {
       return answerAdmin(request, method, admin, core).then((reply) => limited(reply, anonymous(at), at));
     }
     const path = apiPath(pathname);
     const match = path === undefined ? undefined : matchRoute(path);
+
+    // Outside /v1 there is no API to authenticate for, nor to preflight: say where it is instead of
+    // asking for a key, to OPTIONS as to any method. A served admin API is still preflighted.
+    if (path === undefined && !adminServed) {
+      const where = pathname.slice(0, 100);
+      const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
+      return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
+    }
 
     if (method === 'OPTIONS') {
       const allow = allowed(match?.route);
@@ -247,13 +256,6 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         anonymous(at),
         at,
       );
-    }
-
-    // Outside /v1 there is no API to authenticate for: say where it is instead of asking for a key.
-    if (path === undefined) {
-      const where = pathname.slice(0, 100);
-      const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
-      return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
     }
 
     const force = preferredCode(request.header('Prefer'));

@@ -34,6 +34,26 @@ describe('createReferenceServer', () => {
     expect(server.inspect().keys).toEqual({});
   });
 
+  it('OPTIONS outside /v1 answers the same 404 Error record as GET there, while preflights under /v1 and to a served admin API answer 204', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const options = (target: ReturnType<typeof createReferenceServer>, url: string) =>
+      target.fetch(new Request(url, { method: 'OPTIONS', headers: { Origin: 'http://app.test', 'Access-Control-Request-Method': 'GET' } }));
+    for (const url of ['http://a.test/', 'http://a.test/pets', 'http://a.test/v2/pets', 'http://a.test/_admin/reset']) {
+      const [preflight, get] = [await options(server, url), await server.fetch(new Request(url))];
+      expect(preflight.status).toBe(404);
+      expect(preflight.headers.get('Allow')).toBeNull();
+      expect(preflight.headers.get('Access-Control-Allow-Origin')).toBe('*');
+      expect(preflight.headers.get('X-RateLimit-Limit')).toBe('60');
+      expect(await preflight.json()).toEqual(await get.json());
+    }
+    for (const url of ['http://a.test/v1/pets', 'http://a.test/v1/nowhere', 'http://a.test/api/v1/store/orders']) {
+      expect((await options(server, url)).status).toBe(204);
+    }
+    const admin = createReferenceServer({ admin: true });
+    expect((await options(admin, 'http://a.test/_admin/clock')).status).toBe(204);
+    expect(server.inspect().keys).toEqual({});
+  });
+
   it('a preflight that names no headers allows the key, JSON, the SDK\'s identification header and a request id', async () => {
     const server = createReferenceServer();
     const response = await server.fetch(new Request('http://a.test/v1/pets', { method: 'OPTIONS', headers: { Origin: 'http://app.test' } }));
