@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'invalid_api_key'
   | 'not_found'
   | 'method_not_allowed'
+  | 'ids_exhausted'
   | 'gone'
   | 'payload_too_large'
   | 'request_timeout'

@@ -76,6 +76,7 @@ export function openApiDocument(): object {
             },
             400: errorResponse('The body lacks required fields or holds invalid values.'),
             401: errorResponse('The API key is missing or invalid.'),
+            409: errorResponse('No id is left: the largest safe integer (2^53 − 1) is taken.'),
             413: errorResponse('The body is larger than 1 MiB.'),
             415: errorResponse('The body is not JSON.'),
             429: tooMany,

@@ -78,6 +78,15 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * When the last ban of `key` ends (ms), whether it still runs or not: the one copy of that end,
+   * which {@link clockSetBack} moves. `undefined` for a key the limiter does not know (never seen,
+   * or forgotten by {@link reset}).
+   */
+  banEnd(key: string): number | undefined {
+    return this.#keys.get(key)?.bannedUntil;
+  }
+
   /** The headers for a caller with no known key: an untouched Free-plan minute. */
   static anonymous(now: number, perMinute: number): Admission {
     return { limit: perMinute, remaining: perMinute, reset: Math.ceil((Math.floor(now / MINUTE) + 1) * MINUTE / 1000), window: MINUTE / 1000 };

@@ -84,6 +84,13 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
   const pet = check(ServerNewPetSchema, read.body, 'body');
   if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
   const created = store.add(pet.data);
+  if (!created) {
+    return error(
+      409,
+      'ids_exhausted',
+      `No id is left for a new pet: ids are safe integers, at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1), and that one is taken. Seed pets with smaller ids.`,
+    );
+  }
   return json(created, 201, { Location: `${apiBase(request.url)}/pets/${created.id}` });
 }
 

@@ -158,8 +158,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
   const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;
-  /** Bans told to `onBan` and not yet ended: key → end (ms). By key, not label: two keys may share one. */
-  const bans = new Map<string, number>();
+  /**
+   * Keys whose ban `onBan` was told of and whose end it was not yet told of. By key, not label:
+   * two keys may share one. Each ban's end is the limiter's (`banEnd`), so a clock set back moves
+   * the one copy; a key the limiter forgot (a reset) has its ban lifted now.
+   */
+  const banned = new Set<string>();
   let banTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Sets the rate-limit headers the server is configured to send. */
@@ -173,17 +177,21 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return found;
   };
 
-  /** Tells `onBan` of bans that are over, and wakes up when the next one ends. */
+  /**
+   * Tells `onBan` of bans that are over, in the order they ended (bans begun later can end sooner
+   * when the `now` option steps back), and wakes up when the next one ends.
+   */
   function endBans(): void {
     const onBan = config.onBan;
     if (!onBan) return;
     const at = now();
     let next = Infinity;
-    for (const [key, until] of bans) {
+    const over: { key: string; until: number }[] = [];
+    for (const key of banned) {
+      const until = limiter.banEnd(key) ?? at;
       if (until <= at) {
-        bans.delete(key);
-        const end = new Date(until).toISOString();
-        onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
+        banned.delete(key);
+        over.push({ key, until });
       } else next = Math.min(next, until);
     }
     if (banTimer !== undefined) clearTimeout(banTimer);
@@ -192,6 +200,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       banTimer = setTimeout(endBans, Math.min(next - at, MAX_TIMER_MS));
       // A pending ban end never keeps a process alive (Node's timers have unref; others do not need it).
       (banTimer as { unref?: () => void }).unref?.();
+    }
+    // A stable sort: bans that end together (a reset) keep the order they began in.
+    for (const { key, until } of over.sort((a, b) => a.until - b.until)) {
+      const end = new Date(until).toISOString();
+      onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
     }
   }
 
@@ -216,11 +229,20 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const at = exchange.at;
     const pathname = request.url.pathname;
     const admin = adminPath(pathname);
-    if (admin !== undefined && config.admin && method !== 'OPTIONS') {
+    const adminServed = admin !== undefined && config.admin;
+    if (adminServed && method !== 'OPTIONS') {
       return answerAdmin(request, method, admin, core).then((reply) => limited(reply, anonymous(at), at));
     }
     const path = apiPath(pathname);
     const match = path === undefined ? undefined : matchRoute(path);
+
+    // Outside /v1 there is no API to authenticate for, nor to preflight: say where it is instead of
+    // asking for a key, to OPTIONS as to any method. A served admin API is still preflighted.
+    if (path === undefined && !adminServed) {
+      const where = pathname.slice(0, 100);
+      const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
+      return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
+    }
 
     if (method === 'OPTIONS') {
       const allow = allowed(match?.route);
@@ -234,13 +256,6 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         anonymous(at),
         at,
       );
-    }
-
-    // Outside /v1 there is no API to authenticate for: say where it is instead of asking for a key.
-    if (path === undefined) {
-      const where = pathname.slice(0, 100);
-      const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
-      return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
     }
 
     const force = preferredCode(request.header('Prefer'));
@@ -271,7 +286,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       exchange.key = label;
       exchange.insideRetryAfter = admission.insideRetryAfter === true;
       if (admission.bannedUntil !== undefined && config.onBan) {
-        bans.set(key, admission.bannedUntil);
+        banned.add(key);
         config.onBan({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
         endBans();
       }
@@ -325,7 +340,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
 
   /** A new exchange for a request arriving now. */
   function open(method: string, path: string): Exchange {
-    if (bans.size > 0) endBans();
+    if (banned.size > 0) endBans();
     return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
   }
 
@@ -384,10 +399,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     set(date) {
       const before = offset;
       offset = toInstant(date) - config.now();
-      if (offset < before) {
-        limiter.clockSetBack(before - offset);
-        for (const [key, until] of bans) bans.set(key, until - (before - offset));
-      }
+      if (offset < before) limiter.clockSetBack(before - offset);
       endBans();
     },
   };
@@ -403,9 +415,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       limiter.reset();
       planFault.reset();
       journal.clear();
-      // Every ban is over now: onBan is told so, as when one runs out.
-      const at = now();
-      for (const key of bans.keys()) bans.set(key, at);
+      // Every ban is over now (the limiter forgot them): onBan is told so, as when one runs out.
       endBans();
     },
     inspect() {

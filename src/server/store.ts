@@ -39,8 +39,12 @@ export class PetStore {
     return pet;
   }
 
-  /** Adds a pet under a new id, never used before by this store. */
-  add(pet: NewPet): Pet {
+  /**
+   * Adds a pet under a new id, never used before by this store; `undefined` when none is left: ids
+   * are safe integers (past 2^53 − 1 they would not survive JSON, and 2^53 + 1 does not exist).
+   */
+  add(pet: NewPet): Pet | undefined {
+    if (!Number.isSafeInteger(this.#nextId)) return undefined;
     const record: Pet = { id: this.#nextId, name: pet.name, categoryId: pet.categoryId };
     if (pet.status !== undefined) record.status = pet.status;
     return this.#insert(Object.freeze(record));

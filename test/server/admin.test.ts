@@ -2,7 +2,7 @@
  * The reference server as a fixture for any language: the admin API over plain HTTP (node:http
  * on port 0), request ids, the journal, the clock and forced answers.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { createReferenceServer, type BanEvent, type ReferenceServerOptions } from '@animal-store/sdk/server';
 
@@ -10,17 +10,23 @@ import { createReferenceServer, type BanEvent, type ReferenceServerOptions } fro
 const T0 = Date.UTC(2027, 0, 1);
 const KEY = 'admin-test-key-1';
 
-/** A server on T0 whose key `ban-me-please` is banned for 2 minutes by its fourth request in a minute, and the ban events it told. */
-function bannable() {
+/**
+ * A server on T0 (or `now`) whose keys (`ban-me-please` unless told) are each banned for 2 minutes
+ * by their fourth request in a minute, the ban events it told, and `ban(key)` that sends those four.
+ */
+function bannable(keys: readonly string[] = ['ban-me-please'], now: () => number = () => T0) {
   const events: BanEvent[] = [];
   const server = createReferenceServer({
-    apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
-    now: () => T0,
+    apiKeys: Object.fromEntries(keys.map((key) => [key, { perMinute: 1, perDay: 100 }])),
+    now,
     banThreshold: 1,
     banDurationMs: 120_000,
     onBan: (event) => events.push(event),
   });
-  return { events, server };
+  const ban = async (key = keys[0]!) => {
+    for (let i = 0; i < 4; i++) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
+  };
+  return { events, server, ban };
 }
 
 describe('admin API over HTTP', () => {
@@ -249,6 +255,26 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(JSON.stringify(events)).not.toContain('ban-me-please');
   });
 
+  it('after the clock is set back, onBan tells a ban\'s end when its timer fires, at the end moved with the clock', async () => {
+    vi.useFakeTimers({ now: T0 });
+    try {
+      const { events, server, ban } = bannable(undefined, () => Date.now());
+      await ban();
+      vi.advanceTimersByTime(30_000);
+      server.clock.set(T0); // 30 s back: 90 s of the ban are left, ending at T0 + 90 s on the server's clock
+      vi.advanceTimersByTime(89_999);
+      expect(events.map(({ state }) => state)).toEqual(['banned']);
+      vi.advanceTimersByTime(1);
+      const end = new Date(T0 + 90_000).toISOString();
+      expect(events.map(({ state, time, until }) => [state, time, until])).toEqual([
+        ['banned', new Date(T0).toISOString(), new Date(T0 + 120_000).toISOString()],
+        ['ended', end, end],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('onBan tells the end of each key\'s ban, even when two banned keys share a label', async () => {
     const events: BanEvent[] = [];
     const server = createReferenceServer({
@@ -272,6 +298,24 @@ describe('request ids, the journal and the clock in-process', () => {
       ['ended', at(120_000)],
       ['ended', at(180_000)],
     ]);
+  });
+
+  it('bans that end in one sweep are told in the order they end, earliest first, not the order they began', async () => {
+    let now = T0 + 60_000;
+    const { events, server, ban } = bannable(['first-banned', 'second-banned'], () => now);
+    await ban('first-banned'); // until T0 + 180 s
+    now = T0; // the clock the now option reads steps back (as fake timers can): nothing is moved
+    await ban('second-banned'); // until T0 + 120 s: begun later, ends sooner
+    server.clock.advance(200_000); // both ends pass in one sweep
+    const [first, second] = events;
+    const at = (ms: number) => new Date(T0 + ms).toISOString();
+    expect(events.map(({ state, key, time }) => [state, key, time])).toEqual([
+      ['banned', first!.key, at(60_000)],
+      ['banned', second!.key, at(0)],
+      ['ended', second!.key, at(120_000)],
+      ['ended', first!.key, at(180_000)],
+    ]);
+    expect(first!.key).not.toBe(second!.key);
   });
 
   it('a reset lifts every ban and onBan tells so at once, on the server\'s clock', async () => {

@@ -34,6 +34,26 @@ describe('createReferenceServer', () => {
     expect(server.inspect().keys).toEqual({});
   });
 
+  it('OPTIONS outside /v1 answers the same 404 Error record as GET there, while preflights under /v1 and to a served admin API answer 204', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const options = (target: ReturnType<typeof createReferenceServer>, url: string) =>
+      target.fetch(new Request(url, { method: 'OPTIONS', headers: { Origin: 'http://app.test', 'Access-Control-Request-Method': 'GET' } }));
+    for (const url of ['http://a.test/', 'http://a.test/pets', 'http://a.test/v2/pets', 'http://a.test/_admin/reset']) {
+      const [preflight, get] = [await options(server, url), await server.fetch(new Request(url))];
+      expect(preflight.status).toBe(404);
+      expect(preflight.headers.get('Allow')).toBeNull();
+      expect(preflight.headers.get('Access-Control-Allow-Origin')).toBe('*');
+      expect(preflight.headers.get('X-RateLimit-Limit')).toBe('60');
+      expect(await preflight.json()).toEqual(await get.json());
+    }
+    for (const url of ['http://a.test/v1/pets', 'http://a.test/v1/nowhere', 'http://a.test/api/v1/store/orders']) {
+      expect((await options(server, url)).status).toBe(204);
+    }
+    const admin = createReferenceServer({ admin: true });
+    expect((await options(admin, 'http://a.test/_admin/clock')).status).toBe(204);
+    expect(server.inspect().keys).toEqual({});
+  });
+
   it('a preflight that names no headers allows the key, JSON, the SDK\'s identification header and a request id', async () => {
     const server = createReferenceServer();
     const response = await server.fetch(new Request('http://a.test/v1/pets', { method: 'OPTIONS', headers: { Origin: 'http://app.test' } }));
@@ -51,6 +71,33 @@ describe('createReferenceServer', () => {
   it('takes 200,000 seed records as it takes a count of 200,000', () => {
     const pets = Array.from({ length: 200_000 }, (_, i) => ({ name: `p${i}`, categoryId: 1 }));
     expect(createReferenceServer({ pets }).inspect().petCount).toBe(200_000);
+  });
+
+  it('createPet never assigns an id past 2^53 − 1: once the largest safe id is taken it answers 409 ids_exhausted and stores nothing', async () => {
+    // A seed with a large id is a fixture worth having (a client must carry it exactly), so it is accepted.
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: [{ id: Number.MAX_SAFE_INTEGER - 1, name: 'Big', categoryId: 1 }] });
+    const post = () =>
+      server.fetch(
+        new Request('http://a.test/v1/pets', {
+          method: 'POST',
+          headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        }),
+      );
+    const created = await post();
+    expect(created.status).toBe(201);
+    expect((await created.json()).id).toBe(Number.MAX_SAFE_INTEGER);
+    for (let i = 0; i < 2; i++) {
+      const refused = await post();
+      expect(refused.status).toBe(409);
+      expect(refused.headers.get('Location')).toBeNull();
+      const body = await refused.json();
+      expect(body).toMatchObject({ code: 'ids_exhausted', status: 409 });
+      expect(body.message).toContain(String(Number.MAX_SAFE_INTEGER));
+    }
+    expect(server.inspect().petCount).toBe(2);
+    const ids = (await (await get(server, 'http://a.test/v1/pets')).json()).map((pet: { id: number }) => pet.id);
+    expect(ids).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]);
   });
 
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
