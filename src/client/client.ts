@@ -33,7 +33,7 @@ import {
 } from './errors.js';
 import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
-import { checkRequestOptions, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
+import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { isPermissionDenied, reportListenerError, sleep } from './runtime.js';
 
@@ -75,8 +75,13 @@ interface Operation<T> {
   schema: z.ZodMiniType<T>;
 }
 
-/** What one call's attempts share. */
+/** What one call's attempts share: its options, read once, and what the attempts leave. */
 interface CallState {
+  call: CallInfo;
+  signal: AbortSignal | undefined;
+  /** Per attempt. */
+  timeout: number;
+  headers: Headers;
   /** How many rate-limit waits the call has left; each wait for a window spends one. */
   waits: number;
   /**
@@ -89,17 +94,41 @@ interface CallState {
 const REDACTED = '[redacted]';
 /** The reason an attempt's controller aborts with when its deadline passes. */
 const DEADLINE = Symbol('deadline');
+/** What `#send` throws when the `fetch` option resolved to something that is not a `Response`. */
+class NotAResponse {
+  constructor(readonly value: unknown) {}
+}
 /** The reason an attempt's controller aborts with when the body is too large. */
 const TOO_LARGE = Symbol('too large');
 const decoder = new TextDecoder();
 
+const NOTHING_SENT = ' Nothing was sent.';
+
 /** Checks a call's argument before anything is sent; `ValidationError` names the field. */
 function argument<S extends z.ZodMiniType>(schema: S, input: unknown, what: string, operation: string): z.infer<S> {
-  const checked = check(schema, input, what);
+  const checked = guarded(`${operation}: ${what}`, () => check(schema, input, what), NOTHING_SENT);
   if (!checked.success) {
-    throw new ValidationError({ issues: checked.issues, message: `${operation}: ${checked.message}. Nothing was sent.` });
+    throw new ValidationError({ issues: checked.issues, message: `${operation}: ${checked.message}.${NOTHING_SENT}` });
   }
   return checked.data;
+}
+
+/**
+ * The query string of `listPets`: the spec's parameters, then any other as given (the service
+ * decides on those). A value a query string cannot carry is a `ValidationError`.
+ */
+function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, unknown>): string {
+  // Both spec values are validated: an integer and a member of the status enum need no escaping.
+  const search = [limit === undefined ? '' : `limit=${limit}`, status === undefined ? '' : `status=${status}`];
+  for (const [name, value] of Object.entries(rest)) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      const message = `listPets: query.${name.slice(0, 40)} must be a string, number or boolean to be sent in the query string.${NOTHING_SENT}`;
+      throw new ValidationError({ issues: [{ code: 'custom', path: [name], message, input: value }], message });
+    }
+    search.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  }
+  return search.filter(Boolean).join('&');
 }
 
 /** The body as JSON when it parses, else the text itself. */
@@ -231,7 +260,7 @@ export class PetStoreClient {
    * holds the key.
    */
   constructor(options: ClientOptions = {}) {
-    this.#options = resolveOptions(options);
+    this.#options = guarded('PetStoreClient options', () => resolveOptions(options));
     const log = this.#options.log;
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.
@@ -242,9 +271,7 @@ export class PetStoreClient {
     const url = (path: string) => this.#options.baseUrl.href + path;
     this.withResponse = Object.freeze({
       listPets: async (query?: ListPetsQuery, options?: RequestOptions) => {
-        const { limit, status } = argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets');
-        // Both values are validated: an integer and a member of the status enum need no escaping.
-        const search = [limit === undefined ? '' : `limit=${limit}`, status === undefined ? '' : `status=${status}`].filter(Boolean).join('&');
+        const search = listQuery(argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets'));
         return this.#call({ name: 'listPets', method: 'GET', url: url(search ? `pets?${search}` : 'pets'), schema: PetListSchema }, options);
       },
       createPet: async (pet: NewPet, options?: RequestOptions) =>
@@ -346,17 +373,25 @@ export class PetStoreClient {
   }
 
   async #call<T>(operation: Operation<T>, options: RequestOptions = {}): Promise<ApiResponse<T>> {
-    checkRequestOptions(options, `${operation.name} options`);
-    const headers = options.headers ? this.#headersFor(options.headers, operation.name) : this.#options.headers;
-    const { signal } = options;
+    const what = `${operation.name} options`;
     const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url };
+    // Read once: a getter or proxy that throws is a ValidationError, and no attempt reads them again.
+    const { retries, ...read } = guarded(
+      what,
+      () => {
+        checkRequestOptions(options, what);
+        const { signal, timeout = this.#options.timeout, maxRetries = this.#options.maxRetries, headers } = options;
+        return { signal, timeout, retries: maxRetries, headers: headers ? this.#headersFor(headers, operation.name) : this.#options.headers };
+      },
+      NOTHING_SENT,
+    );
+    const { signal } = read;
     if (signal?.aborted) throw aborted(call, signal, false);
-    const retries = options.maxRetries ?? this.#options.maxRetries;
     // Rate-limit waits are shared by all attempts of the call, like its retries.
-    const budget: CallState = { waits: retries };
+    const state: CallState = { call, ...read, waits: retries };
     let attempt = 0;
     try {
-      return await withRetries(() => this.#attempt(operation, call, options, headers, budget, ++attempt), {
+      return await withRetries(() => this.#attempt(operation, state, ++attempt), {
         method: operation.method,
         retries,
         maxRetryDelay: this.#options.maxRetryDelay,
@@ -371,7 +406,7 @@ export class PetStoreClient {
       // Aborted in a wait, nothing was in flight: an earlier attempt that may have been acted on
       // would not have been retried. Aborted once a successful answer had arrived (p-retry checks
       // the signal after the attempt), the service acted on it.
-      throw signal?.aborted ? aborted(call, signal, budget.mayHaveSucceeded === true) : error;
+      throw signal?.aborted ? aborted(call, signal, state.mayHaveSucceeded === true) : error;
     }
   }
 
@@ -379,7 +414,8 @@ export class PetStoreClient {
    * Waits until the coordinator grants a slot. Throws `ThrottledError` without waiting when the
    * wait would exceed `maxRetryDelay` or the call has no waits left.
    */
-  async #admit(call: CallInfo, timeout: number, budget: CallState, signal: AbortSignal | undefined): Promise<(unanswered?: boolean) => void> {
+  async #admit(state: CallState): Promise<(unanswered?: boolean) => void> {
+    const { call, timeout, signal } = state;
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     let busySince: number | undefined;
@@ -409,14 +445,14 @@ export class PetStoreClient {
           await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done));
           continue;
         }
-      } else if (waitMs <= maxRetryDelay && budget.waits > 0) {
-        budget.waits--;
+      } else if (waitMs <= maxRetryDelay && state.waits > 0) {
+        state.waits--;
         log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
         this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
         await sleep(waitMs, signal);
         continue;
       }
-      throw throttled(call, { ...decision, waitMs }, budget.waits, maxRetryDelay, request.leaseMs);
+      throw throttled(call, { ...decision, waitMs }, state.waits, maxRetryDelay, request.leaseMs);
     }
   }
 
@@ -424,10 +460,9 @@ export class PetStoreClient {
    * One attempt: pass the gate, send once, read the body, and turn the outcome into data or our
    * error. One controller and one deadline end it at whatever stage it is, body included.
    */
-  async #attempt<T>(operation: Operation<T>, call: CallInfo, options: RequestOptions, headers: Headers, budget: CallState, attempt: number): Promise<ApiResponse<T>> {
-    const { signal } = options;
-    const timeout = options.timeout ?? this.#options.timeout;
-    const release = await this.#admit(call, timeout, budget, signal);
+  async #attempt<T>(operation: Operation<T>, state: CallState, attempt: number): Promise<ApiResponse<T>> {
+    const { call, signal, timeout, headers } = state;
+    const release = await this.#admit(state);
     // Aborted while the slot was being granted (after the gate's last look at the signal): the
     // request has not left, so the slot goes back unspent.
     if (signal?.aborted) {
@@ -452,7 +487,7 @@ export class PetStoreClient {
       text = await this.#read(response, controller);
     } catch (error) {
       const failure = this.#failure(error, call, timeout, signal, response);
-      if (failure instanceof AbortError) budget.mayHaveSucceeded = failure.mayHaveSucceeded;
+      if (failure instanceof AbortError) state.mayHaveSucceeded = failure.mayHaveSucceeded;
       unanswered = response === undefined && (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true;
       throw failure;
     } finally {
@@ -462,7 +497,7 @@ export class PetStoreClient {
       signal?.removeEventListener('abort', abort);
       release(unanswered);
     }
-    budget.mayHaveSucceeded = response.ok;
+    state.mayHaveSucceeded = response.ok;
     const requestId = response.headers.get('X-Request-Id') ?? undefined;
     if (this.#options.debug) {
       this.#options.log.debug(
@@ -495,9 +530,10 @@ export class PetStoreClient {
    * blocks for the backoff of this call's `attempt`, so repeated ones back off exponentially.
    */
   #observe(response: Response, attempt: number, banned: boolean): void {
+    const observation = observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt));
     let observed: void | Promise<void>;
     try {
-      observed = this.#options.coordinator.observe(observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt)));
+      observed = this.#options.coordinator.observe(observation);
     } catch (error) {
       // A coordinator of the user's own that fails to record is reported like a listener: the
       // response is still the call's answer (a created pet included).
@@ -526,7 +562,12 @@ export class PetStoreClient {
       throwHttpErrors: false,
       // The attempt's signal goes to fetch itself: handed to ky, it would be merged with ky's
       // own through AbortSignal.any on every request, a cost the attempt does not need.
-      fetch: (request: Request, init?: RequestInit) => base(request, { ...init, signal }),
+      fetch: async (request: Request, init?: RequestInit) => {
+        const response: unknown = await base(request, { ...init, signal });
+        // A fetch of the user's own (a hand-written mock) may resolve to something else.
+        if (typeof (response as Response | null)?.headers?.get !== 'function' || typeof (response as Response).status !== 'number') throw new NotAResponse(response);
+        return response as Response;
+      },
     } as Options);
     // A fetch that ignores the signal (an in-process server's) must not hold the attempt: the
     // abort takes effect at once either way.
@@ -580,6 +621,10 @@ export class PetStoreClient {
   /** Turns whatever ended an attempt into one of our errors. */
   #failure(error: unknown, call: CallInfo, timeout: number, signal: AbortSignal | undefined, response: Response | undefined): unknown {
     if (error instanceof ThrottledError) return error;
+    if (error instanceof NotAResponse) {
+      const what = error.value === null ? 'null' : typeof error.value;
+      return new PetStoreError({ message: `${describeCall(call)}: the fetch option resolved to something that is not a Response (${what}). Return a Response, such as new Response(body, init).` });
+    }
     // The request had left: whatever the answer, the service may have acted on it.
     if (signal?.aborted) return aborted(call, signal, response ? response.ok : true);
     const head = response ? { status: response.status, headers: response.headers } : {};

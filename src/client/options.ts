@@ -7,7 +7,7 @@ import * as z from 'zod/mini';
 import { check } from '../schemas/index.js';
 import type { RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
-import { ValidationError } from './errors.js';
+import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
 import { env, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from './runtime.js';
 
@@ -178,6 +178,19 @@ const TuningSchema = z.object({
 function checkTuning(options: object, what: string): void {
   const checked = check(TuningSchema, options, what);
   if (!checked.success) throw new ValidationError({ issues: checked.issues, message: `${what}: ${checked.message}.` });
+}
+
+/**
+ * Runs `read` over what the caller passed: a getter or a proxy that throws becomes a
+ * `ValidationError` whose cause is what it threw, never an error of its own escaping the client.
+ */
+export function guarded<T>(what: string, read: () => T, tail = ''): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof PetStoreError) throw error;
+    throw new ValidationError({ issues: [], message: `${what} could not be read: reading it threw; see the error's cause.${tail}`, cause: error });
+  }
 }
 
 function configError(message: string, path: string): ValidationError {

@@ -6,6 +6,7 @@ import {
   BadRequestError,
   InternalServerError,
   NotFoundError,
+  PetStoreClient,
   PetStoreError,
   RateLimitError,
   ResponseValidationError,
@@ -49,6 +50,59 @@ describe('arguments are checked before anything is sent', () => {
   it('getPet: an id of 0 or below is the spec\'s int64, so it is sent and the server answers', async () => {
     expect(await run(client().getPet(0))).toMatchObject({ name: 'BadRequestError', code: 'invalid_pet_id' });
     expect(sent()).toBe(1);
+  });
+
+  it('createPet: a field the spec does not name is sent as given, and the service decides (the reference server answers 400 naming it)', async () => {
+    const error = await failure(client().createPet({ name: 'Rex', categoryId: 1, color: 'brown' } as never), BadRequestError);
+    expect(error.message).toMatch(/unknown field "color"/);
+    expect(sent()).toBe(1);
+  });
+
+  it('createPet: an id is a ValidationError, since the spec says clients do not send it, and nothing is sent', async () => {
+    const error = await failure(client().createPet({ name: 'Rex', categoryId: 1, id: 7 } as never), ValidationError);
+    expect(error.issues.map((i) => i.path.join('.'))).toEqual(['id']);
+    expect(error.message).toMatch(/^createPet: id must be left out: the service assigns it/);
+    expect(sent()).toBe(0);
+  });
+
+  it('listPets: a query parameter the spec does not name is sent as given (the reference server ignores it)', async () => {
+    const urls: string[] = [];
+    const c = client({ fetch: (request: Request) => (urls.push(request.url), server.fetch(request)) });
+    expect(await run(c.listPets({ limit: 2, page: 3, 'sort by': 'name', flag: true, skip: undefined } as never))).toHaveLength(2);
+    expect(urls).toEqual([`${BASE_URL}/pets?limit=2&page=3&sort%20by=name&flag=true`]);
+  });
+
+  it('listPets: a query value that a query string cannot carry (an object) is a ValidationError naming it, and nothing is sent', async () => {
+    const error = await failure(client().listPets({ page: { n: 3 } } as never), ValidationError);
+    expect(error.message).toMatch(/^listPets: query\.page must be a string, number or boolean to be sent in the query string/);
+    expect(sent()).toBe(0);
+  });
+
+  it('arguments and options whose getters or proxies throw are a ValidationError with what they threw as its cause, and nothing is sent', async () => {
+    const boom = new RangeError('boom');
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const pet = { get name(): string { throw boom; }, categoryId: 1 };
+    const outcomes = [
+      await failure(client().createPet(pet), ValidationError),
+      await failure(client().listPets(proxy), ValidationError),
+      await failure(client().listPets({}, proxy), ValidationError),
+      await failure(client().listPets({}, { get timeout(): number { throw boom; } }), ValidationError),
+    ];
+    expect(outcomes.map((e) => e.cause)).toEqual([boom, expect.any(TypeError), expect.any(TypeError), boom]);
+    expect(outcomes[0]!.message).toBe('createPet: pet could not be read: reading it threw; see the error\'s cause. Nothing was sent.');
+    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: BASE_URL, get timeout(): number { throw boom; } })).toThrow(
+      expect.objectContaining({ name: 'ValidationError', cause: boom }),
+    );
+    expect(sent()).toBe(0);
+  });
+
+  it('a fetch option that resolves to something other than a Response fails the call with a PetStoreError saying so, not retried', async () => {
+    let calls = 0;
+    const fake = async () => ((calls++), { status: 200, ok: true }) as unknown as Response;
+    const error = await failure(client({ fetch: fake }).listPets(), PetStoreError);
+    expect(error.message).toBe('listPets (GET /pets): the fetch option resolved to something that is not a Response (object). Return a Response, such as new Response(body, init).');
+    expect(calls).toBe(1);
   });
 
   it('createPet: a name the server finds too long (its rule, not the spec\'s) is sent and answered with 400', async () => {
