@@ -494,7 +494,7 @@ class Shared implements RateLimitCoordinator {
     const decision = this.#fallback.acquire(request, processes - 1 + (until > now ? inFlight : 0));
     if (decision.kind === 'spent' && (this.#fallback.getSnapshot()?.remaining ?? 0) > 0) {
       // Spent only for the share left to the other processes: Redis, once it answers, knows what
-      // they sent. Ask it again each second (for at most maxRetryDelay) rather than wait for the reset.
+      // they sent. Ask it again each second (a busy wait, bounded as one behind requests in flight) rather than wait for the reset.
       return { kind: 'busy', waitMs: Math.min(decision.waitMs, REJOIN_AFTER_MS) };
     }
     if (decision.kind !== 'granted') return decision;

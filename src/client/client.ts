@@ -146,18 +146,29 @@ function neverSent(cause: unknown): boolean {
   return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || isPermissionDenied(cause);
 }
 
+/** A duration as the user gave it: rounded to seconds, 1500 read "2 s" and 100 read "0 s". */
+const duration = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+
+/**
+ * How long a call waits for the answers of requests in flight (which may use up the budget, or
+ * probe an unknown one): as long as it would wait for its own answer, or `maxRetryDelay` when
+ * that is longer. Not `maxRetryDelay` alone: 0 there would refuse every call of a burst but the
+ * probe, whose answer is a round trip away, not a rate-limit window.
+ */
+const busyLimit = (timeout: number, maxRetryDelay: number) => Math.max(timeout, maxRetryDelay);
+
 /**
  * The error of a call the gate did not send: what it would have waited for, and why it did not
  * (the wait exceeds maxRetryDelay, or the call has no rate-limit waits left). `leaseMs` bounds how
  * long a request in flight holds its slot.
  */
-function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, maxRetryDelay: number, leaseMs: number): ThrottledError {
-  // maxRetryDelay as given: rounded to seconds, 1500 read "2 s" and 100 read "0 s".
-  const limit = maxRetryDelay % 1000 === 0 ? `${maxRetryDelay / 1000} s` : `${maxRetryDelay} ms`;
+function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, maxRetryDelay: number, timeout: number, leaseMs: number): ThrottledError {
+  const limit = duration(maxRetryDelay);
   const where = `${describeCall(call)}: not sent: `;
   if (decision.kind === 'busy') {
+    const which = timeout >= maxRetryDelay ? "the call's timeout" : 'maxRetryDelay';
     return new ThrottledError({
-      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and waiting for them took longer than maxRetryDelay (${limit}). Retry later, or raise maxRetryDelay.`,
+      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${duration(busyLimit(timeout, maxRetryDelay))} (${which}). Retry later, or check that the service answers.`,
       code: 'budget_spent',
       retryAfterMs: leaseMs,
       call,
@@ -436,11 +447,16 @@ export class PetStoreClient {
       const waitMs = Number.isNaN(decision.waitMs) ? Infinity : Math.max(0, decision.waitMs);
       if (kind === 'busy') {
         // Slots in flight may use up the budget (or are probing an unknown one): ask again when
-        // one is released or a response arrives, for at most maxRetryDelay in all, so that calls
+        // one is released or a response arrives, for at most busyLimit in all, so that calls
         // do not queue for a whole timeout each behind a server that does not answer.
         const now = Date.now();
-        busySince ??= now;
-        const left = busySince + maxRetryDelay - now;
+        const limit = busyLimit(timeout, maxRetryDelay);
+        if (busySince === undefined) {
+          busySince = now;
+          log.debug(`${describeCall(call)}: waiting up to ${limit} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it)`);
+          this.#events.emit('wait', { ...call, reason: kind, waitMs: limit, until: new Date(now + limit) });
+        }
+        const left = busySince + limit - now;
         if (left > 0) {
           await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done));
           continue;
@@ -452,7 +468,7 @@ export class PetStoreClient {
         await sleep(waitMs, signal);
         continue;
       }
-      throw throttled(call, { ...decision, waitMs }, state.waits, maxRetryDelay, request.leaseMs);
+      throw throttled(call, { ...decision, waitMs }, state.waits, maxRetryDelay, timeout, request.leaseMs);
     }
   }
 

@@ -23,10 +23,12 @@ export interface ClientEventMap {
   /** A failed attempt will be retried after `delayMs` (for a 429, the window every call waits out, reported again as a `wait` event). */
   retry: CallInfo & { readonly retry: number; readonly delayMs: number; readonly error: Error };
   /**
-   * The call waits before sending: `blocked` (a 429 asked every client of the key to wait) or
-   * `spent` (the announced budget is used up until its reset).
+   * The call waits before sending: `blocked` (a 429 asked every client of the key to wait),
+   * `spent` (the announced budget is used up until its reset), or `busy` (requests in flight may
+   * use up the budget, or probe an unknown one: the call waits for their answers, at most
+   * `waitMs`, until `until`).
    */
-  wait: CallInfo & { readonly reason: 'blocked' | 'spent'; readonly waitMs: number; readonly until: Date };
+  wait: CallInfo & { readonly reason: 'blocked' | 'spent' | 'busy'; readonly waitMs: number; readonly until: Date };
 }
 
 /** The client's listeners. Emitting without listeners costs one lookup and builds no payload. */

@@ -100,6 +100,18 @@ describe('events', () => {
     expect(JSON.stringify(seen)).not.toContain('key-ent');
   });
 
+  it('calls held back behind the probe of an unknown budget emit a busy wait event and log it at debug', async () => {
+    const { lines, logger } = recorder();
+    const c = client({ logger, logLevel: 'debug', timeout: 10_000, maxRetryDelay: 0 });
+    const waits: unknown[] = [];
+    c.on('wait', (payload) => void waits.push(payload));
+    await run(Promise.all([c.listPets({ limit: 1 }), c.listPets({ limit: 2 })]));
+    expect(waits).toEqual([
+      expect.objectContaining({ operation: 'listPets', url: expect.stringMatching(/limit=2$/), reason: 'busy', waitMs: 10_000, until: expect.any(Date) }),
+    ]);
+    expect(lines).toContainEqual({ level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting up to 10000 ms for the answers of requests in flight/) });
+  });
+
   it('a listener that throws is reported and changes nothing; the listener after it still runs; off() stops it', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));

@@ -136,30 +136,36 @@ describe('coordinated rate limiting', () => {
     expect(outcome.status).toBe('fulfilled');
   });
 
-  it('a call waiting behind a request in flight waits at most maxRetryDelay, then is a ThrottledError without sending', async () => {
+  it('a call waiting behind a request in flight waits at most its timeout (or maxRetryDelay when longer), then is a ThrottledError without sending', async () => {
     let sent = 0;
     const never = () => ((sent++), new Promise<Response>(() => {}));
-    const slow = client({ fetch: never, timeout: 30_000, maxRetryDelay: 1_000 });
-    void slow.listPets().catch(() => {});
+    // The request in flight has a longer timeout of its own than the call waiting behind it.
+    const slow = client({ fetch: never, timeout: 2_000, maxRetryDelay: 1_000 });
+    void slow.listPets({}, { timeout: 30_000 }).catch(() => {});
     const outcome = await settle(slow.listPets(), { stepMs: 100 });
     expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
     const error = (outcome as { reason: ThrottledError }).reason;
     expect(error).toMatchObject({ code: 'budget_spent' });
-    expect(error.message).toMatch(/requests in flight .* maxRetryDelay \(1 s\)/);
+    expect(error.message).toMatch(/requests in flight .* none of them answered within 2 s \(the call's timeout\)/);
     expect(error.retryAfterMs).toBeGreaterThan(0);
-    expect(Date.now() - START).toBe(1_000);
+    expect(Date.now() - START).toBe(2_000);
     expect(sent).toBe(1);
+    const patient = client({ fetch: never, timeout: 1_000, maxRetryDelay: 3_000 });
+    void patient.listPets({}, { timeout: 30_000 }).catch(() => {});
+    const start = Date.now();
+    expect(await settle(patient.listPets(), { stepMs: 100 })).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    expect(Date.now() - start).toBe(3_000);
   });
 
-  it('with maxRetryDelay 0, a call that would wait behind a request in flight fails at once, unsent', async () => {
-    let sent = 0;
-    const never = () => ((sent++), new Promise<Response>(() => {}));
-    const impatient = client({ fetch: never, maxRetryDelay: 0 });
-    void impatient.listPets().catch(() => {});
-    const outcome = await settle(impatient.listPets(), { stepMs: 1 });
-    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
-    expect(Date.now() - START).toBeLessThanOrEqual(1);
-    expect(sent).toBe(1);
+  it('with maxRetryDelay 0, parallel first calls still wait for the probe\'s answer, and all succeed', async () => {
+    const urls: string[] = [];
+    // Answers take 200 ms: the calls after the first wait for its answer, which is no rate-limit window.
+    const slowly = async (request: Request) => (urls.push(request.url), await new Promise((r) => setTimeout(r, 200)), server.fetch(request));
+    const impatient = client({ fetch: slowly, maxRetryDelay: 0 });
+    const outcome = await settle(Promise.all([impatient.listPets({ limit: 1 }), impatient.listPets({ limit: 1 }), impatient.listPets({ limit: 1 })]), { stepMs: 50 });
+    expect(outcome).toEqual({ status: 'fulfilled', value: [expect.any(Array), expect.any(Array), expect.any(Array)] });
+    expect(urls).toHaveLength(3);
+    expect(Date.now() - START).toBe(400);
   });
 
   it('a coordinator of the user\'s own that answers an endless or NaN wait ends the call in a ThrottledError, never a RangeError or a hang', async () => {
@@ -167,7 +173,7 @@ describe('coordinated rate limiting', () => {
     const counting = (request: Request) => ((sent++), server.fetch(request));
     const endless = client({ fetch: counting, coordinator: memoryWith({ acquire: () => ({ kind: 'spent', waitMs: Infinity }) }) });
     expect(await run(endless.listPets())).toBeInstanceOf(ThrottledError);
-    const nan = client({ fetch: counting, maxRetryDelay: 1_000, coordinator: memoryWith({ acquire: () => ({ kind: 'busy', waitMs: Number.NaN }) }) });
+    const nan = client({ fetch: counting, maxRetryDelay: 1_000, timeout: 1_000, coordinator: memoryWith({ acquire: () => ({ kind: 'busy', waitMs: Number.NaN }) }) });
     const outcome = await settle(nan.listPets(), { stepMs: 100, maxSteps: 50 });
     expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
     expect(sent).toBe(0);

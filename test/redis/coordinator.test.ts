@@ -42,8 +42,9 @@ async function thirdOfThree(fetch: (request: Request) => Promise<Response>, warn
   const connection = await connect(redis.url);
   connections.push(connection);
   const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
-  const client = (maxRetryDelay: number) => new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay, ...options });
-  return [client(0), client(10_000)] as const;
+  const client = (maxRetryDelay: number, timeout: number) => new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logLevel: 'off', maxRetryDelay, timeout, ...options });
+  // The impatient one waits for nothing longer than 1 s (its timeout, for a wait behind others).
+  return [client(0, 1_000), client(10_000, 30_000)] as const;
 }
 const SCOPE = { apiKey: KEY, baseUrl: `${BASE_URL}/` };
 /** A "process" seen from below the client: its own Redis connection and the coordinator bound to the key. */
