@@ -375,6 +375,8 @@ class Shared implements RateLimitCoordinator {
   readonly subscribe = (listener: (state: RateLimitState | undefined) => void): (() => void) => {
     const entry = (state: RateLimitState | undefined) => listener(state);
     this.#listeners.add(entry);
+    // A process that only watches (a dashboard) hears every process's responses from now on.
+    void this.#redis();
     return () => void this.#listeners.delete(entry);
   };
 

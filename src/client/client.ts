@@ -498,17 +498,20 @@ export class PetStoreClient {
       if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
       response = await this.#send(operation, headers, controller.signal);
       // Observed as soon as the head arrives: a 429 blocks every call before its body is read.
-      this.#observe(response, attempt, false);
+      const recorded = [this.#observe(response, attempt, false)];
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
       text = await this.#read(response, controller);
+      // A 429 whose Error record announces a ban is observed again, so refusals say so.
+      if (response.status === 429 && /"code"\s*:\s*"api_key_banned"/.test(text)) recorded.push(this.#observe(response, attempt, true));
+      // A shared store records asynchronously: the call settles once it has (within the attempt's
+      // deadline), so rateLimit shows this response, and a process that exits at once loses no 429.
+      if (recorded.some(Boolean)) await Promise.race([Promise.all(recorded), new Promise((done) => controller.signal.addEventListener('abort', done, { once: true }))]);
     } catch (error) {
       const failure = this.#failure(error, call, timeout, signal, response);
       if (failure instanceof AbortError) state.mayHaveSucceeded = failure.mayHaveSucceeded;
       unanswered = response === undefined && (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true;
       throw failure;
     } finally {
-      // A 429 whose Error record announces a ban is observed again, so refusals say so.
-      if (response?.status === 429 && text !== undefined && /"code"\s*:\s*"api_key_banned"/.test(text)) this.#observe(response, attempt, true);
       clearTimeout(timer);
       signal?.removeEventListener('abort', abort);
       release(unanswered);
@@ -544,8 +547,9 @@ export class PetStoreClient {
   /**
    * Tells the coordinator what a response said about the rate limit. A 429 that names no wait
    * blocks for the backoff of this call's `attempt`, so repeated ones back off exponentially.
+   * Returns the recording when the coordinator's is asynchronous (a shared store's), never rejecting.
    */
-  #observe(response: Response, attempt: number, banned: boolean): void {
+  #observe(response: Response, attempt: number, banned: boolean): Promise<void> | undefined {
     const observation = observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt));
     let observed: void | Promise<void>;
     try {
@@ -556,7 +560,8 @@ export class PetStoreClient {
       reportListenerError(error);
       return;
     }
-    if (observed instanceof Promise) observed.catch(() => {});
+    // Recorded or not, the response is the call's answer.
+    return observed instanceof Promise ? observed.catch(() => {}) : undefined;
   }
 
   /** The client's headers with a call's own on top; they never replace Authorization. */

@@ -128,6 +128,37 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(b.rateLimit.getSnapshot()).toMatchObject({ limit: 300, remaining: 298 });
   });
 
+  it('once a call resolves, its response is recorded: rateLimit shows it at once, and in Redis for every process', async () => {
+    const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
+    const prefix = fresh();
+    const a = await processOf(server, prefix);
+    await a.listPets();
+    expect(a.rateLimit.getSnapshot()).toMatchObject({ limit: 300, remaining: 299 });
+    await a.listPets();
+    expect(a.rateLimit.getSnapshot()).toMatchObject({ remaining: 298 });
+    const { coordinator: other } = await coordinatorOf(prefix);
+    const decision = await other.acquire({ throttle: true, leaseMs: 1_000 });
+    (decision as { release: () => void }).release();
+    expect(other.getSnapshot()).toMatchObject({ remaining: 298 });
+  });
+
+  it('a process that only subscribes (a dashboard) gets the shared state from the next response in any process', async () => {
+    const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
+    const prefix = fresh();
+    const a = await processOf(server, prefix);
+    const watcher = await processOf(server, prefix);
+    const seen: (number | undefined)[] = [];
+    watcher.rateLimit.subscribe((state) => seen.push(state?.remaining));
+    // The subscription reaches Redis asynchronously: responses in another process until one arrives (bounded).
+    for (let i = 0; i < 20 && seen.length === 0; i++) {
+      await a.listPets();
+      await until(() => seen.length > 0, 100);
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    const { limit, remaining } = a.rateLimit.getSnapshot()!;
+    expect(watcher.rateLimit.getSnapshot()).toMatchObject({ limit, remaining });
+  });
+
   it('a process that starts later shows the shared state from its first decision, before any response of its own', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
     const prefix = fresh();
