@@ -215,8 +215,10 @@ function describeFailure(cause: unknown): string {
   const message = cause instanceof Error ? cause.message : String(cause);
   const inner = (cause as { cause?: unknown } | undefined)?.cause;
   if (!(inner instanceof Error)) return message;
-  // Several addresses tried (localhost as ::1 and 127.0.0.1) fail as an AggregateError with no message.
-  const detail = inner.message.trim() || (inner as { code?: unknown }).code;
+  const code = (inner as { code?: unknown }).code;
+  // Several addresses tried (localhost as ::1 and 127.0.0.1) fail as an AggregateError with no
+  // message; TLS spoken to a plain-http server fails as a line of OpenSSL internals.
+  const detail = code === 'ERR_SSL_WRONG_VERSION_NUMBER' ? 'the server does not speak TLS: is it http, where baseUrl says https?' : inner.message.trim() || code;
   return typeof detail === 'string' && detail && detail !== message ? `${message}: ${detail}` : message;
 }
 
@@ -417,7 +419,10 @@ export class PetStoreClient {
       // Aborted in a wait, nothing was in flight: an earlier attempt that may have been acted on
       // would not have been retried. Aborted once a successful answer had arrived (p-retry checks
       // the signal after the attempt), the service acted on it.
-      throw signal?.aborted ? aborted(call, signal, state.mayHaveSucceeded === true) : error;
+      if (signal?.aborted) throw aborted(call, signal, state.mayHaveSucceeded === true);
+      // Retried, it says so: ECONNREFUSED after a second and a half of backoff reads as a mystery otherwise.
+      if (attempt > 1 && error instanceof PetStoreError) error.message += ` This was attempt ${attempt} of ${retries + 1}.`;
+      throw error;
     }
   }
 

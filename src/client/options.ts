@@ -193,6 +193,22 @@ export function guarded<T>(what: string, read: () => T, tail = ''): T {
   }
 }
 
+/**
+ * A required option that is missing: how to give it, and a variable set under another spelling
+ * (`PETSTORE_APIKEY`), as an unknown option names the one meant. Names only, never a value.
+ */
+function missing(option: string, example: string, variable: string): ValidationError {
+  let near: string | undefined;
+  try {
+    const plain = variable.replace(/_/g, '');
+    near = Object.keys(hostProcess()?.env ?? {}).find((name) => name !== variable && name.replace(/_/g, '').toUpperCase() === plain);
+  } catch {
+    // No environment to list (Deno without --allow-env).
+  }
+  const hint = near ? ` (${near} is set: did you mean ${variable}?)` : '';
+  return configError(`${option} is missing. Pass new PetStoreClient({ ${example} }) or set the ${variable} environment variable${hint}.`, option);
+}
+
 function configError(message: string, path: string): ValidationError {
   return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
 }
@@ -296,9 +312,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
   checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options');
   const apiKey = options.apiKey ?? env('PETSTORE_API_KEY');
-  if (!apiKey) {
-    throw configError('apiKey is missing. Pass new PetStoreClient({ apiKey }) or set the PETSTORE_API_KEY environment variable.', 'apiKey');
-  }
+  if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY');
   if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
     // The key itself is never part of the message: it may be a real key with a stray newline.
     throw configError(
@@ -307,12 +321,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     );
   }
   const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
-  if (!rawBase) {
-    throw configError(
-      'baseUrl is missing. Pass new PetStoreClient({ baseUrl: "https://<host>/v1" }) or set the PETSTORE_BASE_URL environment variable.',
-      'baseUrl',
-    );
-  }
+  if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL');
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl));
   // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
   const envLog = (options.logLevel === undefined && env('PETSTORE_LOG')) || undefined;

@@ -109,6 +109,23 @@ describe('configuration', () => {
     expect(pets).toHaveLength(2);
   });
 
+  it('a missing apiKey or baseUrl names a PETSTORE_ variable set under another spelling (PETSTORE_APIKEY), never its value', () => {
+    vi.stubEnv('PETSTORE_API_KEY', '');
+    vi.stubEnv('PETSTORE_APIKEY', 'sk_live_secret');
+    expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(
+      expect.objectContaining({
+        name: 'ValidationError',
+        message: 'apiKey is missing. Pass new PetStoreClient({ apiKey }) or set the PETSTORE_API_KEY environment variable (PETSTORE_APIKEY is set: did you mean PETSTORE_API_KEY?).',
+      }),
+    );
+    vi.stubEnv('PETSTORE_BASE_URL', '');
+    vi.stubEnv('petstore_baseurl', BASE_URL);
+    expect(() => new PetStoreClient({ apiKey: 'key-pro' })).toThrow(/\(petstore_baseurl is set: did you mean PETSTORE_BASE_URL\?\)\.$/);
+    vi.unstubAllEnvs();
+    vi.stubEnv('PETSTORE_API_KEY', '');
+    expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/environment variable\.$/);
+  });
+
   it('a bad value read from PETSTORE_API_KEY, PETSTORE_BASE_URL or PETSTORE_LOG is a ValidationError that names the environment variable', () => {
     vi.stubEnv('PETSTORE_API_KEY', 'key-pro\n');
     expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/PETSTORE_API_KEY/);

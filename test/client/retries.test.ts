@@ -33,6 +33,15 @@ describe('retries', () => {
     expect(calls.count).toBe(4);
   });
 
+  it('the error of a call that was retried says which attempt failed last; one that was not says nothing of attempts', async () => {
+    failing('get', '/pets', 10, () => HttpResponse.error());
+    const retried = (await run(client({ maxRetries: 2 }).listPets())) as Error;
+    expect(retried).toBeInstanceOf(ConnectionError);
+    expect(retried.message).toMatch(/^listPets \(GET \/pets\): the request failed before a response arrived .*\. This was attempt 3 of 3\.$/);
+    const once = (await run(client({ maxRetries: 0 }).listPets())) as Error;
+    expect(once.message).not.toMatch(/attempt/);
+  });
+
   it('listPets: a 408 is retried, honouring Retry-After', async () => {
     const calls = failing('get', '/pets', 1, () => new HttpResponse(null, { status: 408, headers: { 'Retry-After': '5' } }));
     const started = Date.now();
