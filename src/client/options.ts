@@ -184,12 +184,12 @@ function checkTuning(options: object, what: string): void {
  * Runs `read` over what the caller passed: a getter or a proxy that throws becomes a
  * `ValidationError` whose cause is what it threw, never an error of its own escaping the client.
  */
-export function guarded<T>(what: string, read: () => T, tail = ''): T {
+export function guarded<T>(what: string, read: () => T, tail = '', problem = 'could not be read (a getter or proxy threw)'): T {
   try {
     return read();
   } catch (error) {
     if (error instanceof PetStoreError) throw error;
-    throw new ValidationError({ issues: [], message: `${what} could not be read: reading it threw; see the error's cause.${tail}`, cause: error });
+    throw new ValidationError({ issues: [], message: `${what} ${problem}; see the error's cause.${tail}`, cause: error });
   }
 }
 

@@ -65,6 +65,17 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
+  it('createPet: a field that JSON cannot carry (a BigInt, a cycle) is a ValidationError with the encoder\'s error as cause, and nothing is sent', async () => {
+    const cyclic: Record<string, unknown> = { name: 'Rex', categoryId: 1 };
+    cyclic.self = cyclic;
+    for (const pet of [{ name: 'Rex', categoryId: 1, weight: 10n }, cyclic]) {
+      const error = await failure(client().createPet(pet as never), ValidationError);
+      expect(error.message).toBe('createPet: pet could not be encoded as JSON; see the error\'s cause. Nothing was sent.');
+      expect(error.cause).toBeInstanceOf(TypeError);
+    }
+    expect(sent()).toBe(0);
+  });
+
   it('listPets: a query parameter the spec does not name is sent as given (the reference server ignores it)', async () => {
     const urls: string[] = [];
     const c = client({ fetch: (request: Request) => (urls.push(request.url), server.fetch(request)) });
@@ -90,7 +101,7 @@ describe('arguments are checked before anything is sent', () => {
       await failure(client().listPets({}, { get timeout(): number { throw boom; } }), ValidationError),
     ];
     expect(outcomes.map((e) => e.cause)).toEqual([boom, expect.any(TypeError), expect.any(TypeError), boom]);
-    expect(outcomes[0]!.message).toBe('createPet: pet could not be read: reading it threw; see the error\'s cause. Nothing was sent.');
+    expect(outcomes[0]!.message).toBe('createPet: pet could not be read (a getter or proxy threw); see the error\'s cause. Nothing was sent.');
     expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: BASE_URL, get timeout(): number { throw boom; } })).toThrow(
       expect.objectContaining({ name: 'ValidationError', cause: boom }),
     );
