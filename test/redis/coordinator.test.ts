@@ -32,6 +32,17 @@ async function processOf(server: ReferenceServer, prefix: string, options: Clien
 const fresh = () => `test${++prefixes}`;
 
 /**
+ * A reference server for a small per-minute budget whose clock runs in real time from the start of
+ * a minute, so a test never straddles the end of the server's window (its windows are whole
+ * minutes, and a window ending mid-test would grant what the test expects refused).
+ */
+function budgetServer(perMinute: number) {
+  const start = Date.now();
+  const minute = Math.floor(start / 60_000) * 60_000;
+  return createReferenceServer({ apiKeys: { [KEY]: { perMinute, perDay: 100 } }, now: () => minute + (Date.now() - start) });
+}
+
+/**
  * The third of three processes of a fresh key (the other two have decided once): two clients on
  * its one coordinator, one that may not wait (`maxRetryDelay: 0`) and one that waits up to 10 s.
  */
@@ -96,7 +107,7 @@ const until = async (check: () => boolean, ms = 3_000) => {
 
 describe('createRedisCoordinator: every process of one key acts as one client', () => {
   it('after a 429 seen by one process, another sends nothing before the window ends', async () => {
-    const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
+    const server = budgetServer(1);
     const prefix = fresh();
     const a = await processOf(server, prefix, { throttle: false, maxRetries: 0 });
     const b = await processOf(server, prefix, { maxRetryDelay: 0 });
@@ -107,7 +118,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('one budget: requests in flight in every process never exceed what is left, so no 429 comes back', async () => {
-    const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 5, perDay: 100 } } });
+    const server = budgetServer(5);
     const prefix = fresh();
     const [a, b] = [await processOf(server, prefix, { maxRetryDelay: 0 }), await processOf(server, prefix, { maxRetryDelay: 0 })];
     const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).listPets()));
@@ -520,7 +531,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
-    const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 2, perDay: 100 } } });
+    const server = budgetServer(2);
     const prefix = fresh();
     const a = await processOf(server, prefix, { throttle: false, maxRetries: 0 });
     await Promise.allSettled([a.listPets(), a.listPets(), a.listPets()]);
@@ -609,7 +620,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
-    const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } } });
+    const server = budgetServer(1);
     const prefix = fresh();
     const warnings: string[] = [];
     const ours = connections.length;
