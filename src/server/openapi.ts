@@ -89,10 +89,10 @@ export function openApiDocument(): object {
           summary: 'Get an animal',
           deprecated: true,
           description: `Deprecated; removed on ${GET_PET_SUNSET.toISOString().slice(0, 10)}. Use GET /pets with the status filter.`,
-          parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer', format: 'int64', minimum: 1 } }],
+          parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }],
           responses: {
             200: ok('The animal.', ref('Pet')),
-            400: errorResponse('The id is not a positive integer.'),
+            400: errorResponse('The id is not an int64 in decimal.'),
             401: errorResponse('The API key is missing or invalid.'),
             404: errorResponse('No animal has this id.'),
             410: errorResponse('The endpoint is past its sunset date.'),

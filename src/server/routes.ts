@@ -94,6 +94,20 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
   return json(created, 201, { Location: `${apiBase(request.url)}/pets/${created.id}` });
 }
 
+/** The int64 range of the spec's identifiers. */
+const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
+
+/**
+ * Whether `text` is an int64 (the spec's petId, whatever its sign) in its one decimal spelling: no
+ * leading zeros, no `+`, no `-0`, so one pet has one URL. Only safe integers exist in the store;
+ * the rest of the range is valid and simply held by no pet.
+ */
+function isInt64(text: string): boolean {
+  if (!/^(0|-?[1-9]\d{0,18})$/.test(text)) return false;
+  const value = BigInt(text);
+  return value >= INT64.min && value <= INT64.max;
+}
+
 function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
   const headers = {
     Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
@@ -104,9 +118,13 @@ function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
     return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
   }
   const raw = params[0] ?? '';
-  // int64 ids: 1 to 2^63 - 1. Only safe integers can exist in this store.
-  if (!/^[1-9]\d{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
-    return error(400, 'invalid_pet_id', `petId must be a positive integer; got "${decodeSafe(raw).slice(0, 40)}".`, headers);
+  if (!isInt64(raw)) {
+    return error(
+      400,
+      'invalid_pet_id',
+      `petId must be an int64 in decimal, from ${INT64.min} to ${INT64.max}, without leading zeros or a sign on 0; got "${decodeSafe(raw).slice(0, 40)}".`,
+      headers,
+    );
   }
   const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
   if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);

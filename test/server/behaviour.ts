@@ -291,7 +291,13 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         await errorOf(await send('/pets/9223372036854775807'), 404);
       });
 
-      it.each(['abc', '0', '-1', '1.5', '01', '9223372036854775808', '%F0%9F%90%B6'])('petId %j answers 400', async (id) => {
+      it.each(['0', '-1', '-9223372036854775808'])('petId %j is an int64 like any other: no pet has it, so it answers 404', async (id) => {
+        const response = await send(`/pets/${id}`);
+        expect((await errorOf(response, 404)).code).toBe('not_found');
+        expectDeprecationHeaders(response);
+      });
+
+      it.each(['abc', '1.5', '01', '-0', '+1', '9223372036854775808', '-9223372036854775809', '%F0%9F%90%B6'])('petId %j answers 400', async (id) => {
         const response = await send(`/pets/${id}`);
         expect((await errorOf(response, 400)).code).toBe('invalid_pet_id');
         expectDeprecationHeaders(response);

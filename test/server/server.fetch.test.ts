@@ -100,6 +100,16 @@ describe('createReferenceServer', () => {
     expect(ids).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]);
   });
 
+  it('getPet: a seed pet with id 0 or a negative id is answered like any other, since petId is an int64', async () => {
+    const server = createReferenceServer({
+      apiKeys: { k: 'free' },
+      pets: [{ id: 0, name: 'Zero', categoryId: 1 }, { id: -5, name: 'Minus', categoryId: 2 }],
+    });
+    expect(await (await get(server, 'http://a.test/v1/pets/0')).json()).toEqual({ id: 0, name: 'Zero', categoryId: 1 });
+    expect(await (await get(server, 'http://a.test/v1/pets/-5')).json()).toEqual({ id: -5, name: 'Minus', categoryId: 2 });
+    expect((await get(server, 'http://a.test/v1/pets/-6')).status).toBe(404);
+  });
+
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
     expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
     expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
