@@ -55,8 +55,9 @@ function listPets({ request, store }: RouteContext): Reply {
   }
   if (raw.limit !== undefined) {
     const text = String(raw.limit);
-    // Plain decimals only: `0x10`, `1e2` and ` 5` are not page sizes anyone meant.
-    raw.limit = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    // Plain decimal integers only: `0x10`, `1e2`, ` 5` and `1.0` are not page sizes anyone meant,
+    // and `1.9999999999999999` would round to 2. Anything else stays a string, which the schema refuses.
+    raw.limit = /^-?\d+$/.test(text) ? Number(text) : text;
   }
   const query = check(ListPetsQuerySchema, raw, 'query');
   if (!query.success) {

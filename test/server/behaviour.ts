@@ -179,7 +179,7 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(sold.map((p: { id: number }) => p.id)).toEqual([...sold.map((p: { id: number }) => p.id)].sort((a, b) => a - b));
       });
 
-      it.each(['0', '101', '1.5', 'abc', '', '-3', '1e2', '0x10'])('limit=%j answers 400 naming limit', async (limit) => {
+      it.each(['0', '101', '1.5', '1.0', '1.9999999999999999', '5.', 'abc', '', '-3', '1e2', '0x10'])('limit=%j answers 400 naming limit', async (limit) => {
         const body = await errorOf(await send(`/pets?limit=${limit}`), 400);
         expect(body.code).toBe('invalid_query');
         expect(body.message).toMatch(/^limit /);
