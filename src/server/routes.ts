@@ -118,17 +118,18 @@ function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
   if (now >= GET_PET_SUNSET.getTime()) {
     return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
   }
-  const raw = params[0] ?? '';
-  if (!isInt64(raw)) {
+  // Read as RFC 3986 reads it (`%35` is `5`); what is checked, and shown, is the decoded value.
+  const id = decodeSafe(params[0] ?? '');
+  if (!isInt64(id)) {
     return error(
       400,
       'invalid_pet_id',
-      `petId must be an int64 in decimal, from ${INT64.min} to ${INT64.max}, without leading zeros or a sign on 0; got "${decodeSafe(raw).slice(0, 40)}".`,
+      `petId must be an int64 in decimal, from ${INT64.min} to ${INT64.max}, without leading zeros or a sign on 0; got "${id.slice(0, 40)}".`,
       headers,
     );
   }
-  const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
-  if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);
+  const pet = Number.isSafeInteger(Number(id)) ? store.get(Number(id)) : undefined;
+  if (!pet) return error(404, 'not_found', `No pet has id ${id}.`, headers);
   return json(pet, 200, headers);
 }
 

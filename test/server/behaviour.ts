@@ -291,6 +291,18 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         await errorOf(await send('/pets/9223372036854775807'), 404);
       });
 
+      it('a percent-encoded petId is read decoded, as RFC 3986 reads it: %35 is 5', async () => {
+        const response = await send('/pets/%35');
+        expect(response.status).toBe(200);
+        expect((await response.json()).id).toBe(5);
+        expect((await errorOf(await send('/pets/%2D5'), 404)).message).toBe('No pet has id -5.');
+      });
+
+      it('a petId still invalid once decoded answers 400 showing the decoded value it checked', async () => {
+        expect((await errorOf(await send('/pets/%31%2E5'), 400)).message).toMatch(/; got "1\.5"\.$/);
+        expect((await errorOf(await send('/pets/%ZZ'), 400)).message).toMatch(/; got "%ZZ"\.$/);
+      });
+
       it.each(['0', '-1', '-9223372036854775808'])('petId %j is an int64 like any other: no pet has it, so it answers 404', async (id) => {
         const response = await send(`/pets/${id}`);
         expect((await errorOf(response, 404)).code).toBe('not_found');
