@@ -122,6 +122,15 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(doc.components.schemas.NewPet.required).toEqual(['name', 'categoryId']);
         expect(doc.components.schemas.Pet.properties.status.enum).toEqual(['available', 'pending', 'sold']);
       });
+
+      it('GET /openapi.json publishes the name rule the server enforces: 1 to 256 characters', async () => {
+        const doc = await (await send('/openapi.json', { key: null })).json();
+        const { minLength, maxLength } = doc.components.schemas.NewPet.properties.name;
+        expect([minLength, maxLength]).toEqual([1, 256]);
+        for (const [length, status] of [[minLength - 1, 400], [minLength, 201], [maxLength, 201], [maxLength + 1, 400]]) {
+          expect((await post({ name: 'x'.repeat(length), categoryId: 1 })).status).toBe(status);
+        }
+      });
     });
 
     describe('authentication', () => {
