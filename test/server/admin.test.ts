@@ -172,6 +172,11 @@ describe('admin API over HTTP', () => {
     ['a date without its offset', { set: '2026-12-01T00:00:00' }, 'invalid_body'],
     ['a date that is not one', { set: '2026-13-45T00:00:00Z' }, 'invalid_body'],
     ['a date Date.parse would guess', { set: 'Dec 1 2026' }, 'invalid_body'],
+    ['a day the month does not have', { set: '2026-02-31T00:00Z' }, 'invalid_body'],
+    ['the hour 24', { set: '2026-01-01T24:00Z' }, 'invalid_body'],
+    ['the 29th of February in a common year', { set: '2027-02-29T00:00:00Z' }, 'invalid_body'],
+    ['a leap second', { set: '2026-12-31T23:59:60Z' }, 'invalid_body'],
+    ['an offset of 24 hours', { set: '2026-12-01T00:00:00+24:00' }, 'invalid_body'],
     ['a number as the date', { set: 1_790_000_000_000 }, 'invalid_body'],
   ])('POST /_admin/clock with %s answers a 400 Error record and leaves the clock alone', async (_what, body, code) => {
     const { http } = await start();
@@ -239,6 +244,16 @@ describe('request ids, the journal and the clock in-process', () => {
     expect((await get(server, '/v1/pets/1')).status).toBe(410);
     expect(() => server.clock.advance(-1)).toThrow(TypeError);
     expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
+  });
+
+  it('server.clock.set refuses a date whose fields do not exist, with a TypeError, instead of rolling it over', () => {
+    const server = createReferenceServer({ now: () => T0 });
+    for (const date of ['2026-02-31T00:00:00Z', '2026-01-01T24:00Z', '2026-04-31T12:00+02:00', '2026-01-01T00:60Z']) {
+      expect(() => server.clock.set(date)).toThrow(TypeError);
+    }
+    expect(server.clock.now().getTime()).toBe(T0);
+    server.clock.set('2028-02-29T23:59:59.999-05:00'); // a leap day, with an offset: it exists
+    expect(server.clock.now().toISOString()).toBe('2028-03-01T04:59:59.999Z');
   });
 
   it('onBan tells when a key is banned and when the ban ends, by label, on the server\'s clock', async () => {
