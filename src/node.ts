@@ -59,6 +59,20 @@ export interface RunningReferenceServer {
   close(): Promise<void>;
 }
 
+/**
+ * The target URI of a request (RFC 9112, section 3.3). An origin-form target is a path on `origin`
+ * (the Host header's), joined as text: resolved as a relative URL, `//evil.example/v1/pets` would
+ * name another host. An absolute-form target is the URI itself, its authority used over Host
+ * (section 3.2.2), when it is http(s); `*` (asterisk-form) is the path `/*`. Anything else throws.
+ */
+function targetUri(target: string, origin: string): URL {
+  if (target.startsWith('/')) return new URL(origin + target);
+  if (target === '*') return new URL(`${origin}/*`);
+  const url = new URL(target);
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  throw new TypeError(`Unsupported request target scheme ${url.protocol}`);
+}
+
 /** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
 function incoming(req: IncomingMessage, origin: string): Incoming {
   const method = req.method ?? 'GET';
@@ -76,7 +90,7 @@ function incoming(req: IncomingMessage, origin: string): Incoming {
   };
   // The Host header names the origin the client used (Location and Link answers use it).
   const host = header('Host') ?? '';
-  const url = /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host) ? new URL(req.url ?? '/', `http://${host}`) : new URL(req.url ?? '/', origin);
+  const url = targetUri(req.url ?? '/', /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host) ? `http://${host}` : origin);
   return {
     method,
     url,
@@ -168,7 +182,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     try {
       reply = serve(incoming(req, origin));
     } catch {
-      reply = refuse(400, 'bad_request', 'The request line or headers could not be parsed.');
+      reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) return void log(reply, send(res, reply));

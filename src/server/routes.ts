@@ -143,10 +143,15 @@ const ROUTES: readonly Route[] = [
 /** The API's paths, for messages that point callers at them. */
 export const API_PATHS = '/v1/pets, /v1/pets/{petId} and /v1/store/orders';
 
-/** The segments of `pathname` and the index of its first `v1`, or -1 when it is outside `/v1`. */
+/**
+ * The segments of `pathname` and the index of its first `v1`, or -1 when it is outside `/v1`. A
+ * prefix before `/v1` is made of named segments: one with an empty segment (`//evil.example/v1`,
+ * `//v1`) is no place the API is mounted, and a `Location` built on it would read as another host.
+ */
 function v1Segments(pathname: string): [segments: string[], v1: number] {
   const segments = pathname.split('/');
-  return [segments, segments.indexOf('v1')];
+  const v1 = segments.indexOf('v1');
+  return [segments, v1 > 0 && segments.slice(1, v1).includes('') ? -1 : v1];
 }
 
 /**

@@ -18,6 +18,16 @@ describe('createReferenceServer', () => {
     expect((await get(server, 'http://a.test/v2/pets')).status).toBe(404);
   });
 
+  it('a prefix before /v1 with an empty segment is not the API: //evil.example/v1/pets answers the 404 outside /v1', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
+    for (const path of ['//evil.example/v1/pets', '//v1/pets', '/api//v1/pets']) {
+      const response = await get(server, `http://a.test${path}`);
+      expect(response.status).toBe(404);
+      expect((await response.json()).message).toContain(`${path} is not part of the API`);
+    }
+    expect(server.inspect().keys).toEqual({});
+  });
+
   it('GET / and any path outside /v1 answer a 404 Error record pointing at /v1, with or without a key', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     for (const url of ['http://a.test/', 'http://a.test/pets', 'http://a.test/v2/pets']) {
