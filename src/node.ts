@@ -7,6 +7,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { reportListenerError } from './client/runtime.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
@@ -45,7 +46,10 @@ export interface StartReferenceServerOptions extends ReferenceServerOptions {
    * @default '127.0.0.1'
    */
   host?: string;
-  /** Called after each request is answered, e.g. to print a log line. */
+  /**
+   * Called after each request is answered, e.g. to print a log line. A listener that throws is
+   * reported (`reportError`, else rethrown in a microtask) and the server serves on.
+   */
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
@@ -172,12 +176,19 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   const core = createServerCore(serverOptions);
   const { serve, refuse } = core;
   let origin = '';
+  /** Tells `onRequest` of an answer; a listener that throws is reported, as the client's are, and the server serves on. */
+  const record = (reply: Reply, whole: boolean, durationMs: number) => {
+    const entry = onRequest && logEntry(reply, whole, durationMs);
+    if (!entry) return;
+    try {
+      onRequest(entry);
+    } catch (error) {
+      reportListenerError(error);
+    }
+  };
   const http = createServer((req, res) => {
     const started = performance.now();
-    const log = (reply: Reply, whole: boolean) => {
-      const entry = onRequest && logEntry(reply, whole, performance.now() - started);
-      if (entry) onRequest(entry);
-    };
+    const log = (reply: Reply, whole: boolean) => record(reply, whole, performance.now() - started);
     let reply: Reply | Promise<Reply>;
     try {
       reply = serve(incoming(req, origin));
@@ -198,8 +209,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   /** Answers on a bare socket, for what never became a request, and closes the connection. */
   const answerSocket = (socket: Duplex, reply: Reply) => {
     socket.end(serialize(reply));
-    const entry = onRequest && logEntry(reply, true, 0);
-    if (entry) onRequest(entry);
+    record(reply, true, 0);
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.

@@ -348,6 +348,46 @@ describe('request ids, the journal and the clock in-process', () => {
     expect((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status).toBe(200);
   });
 
+  it('an onBan that throws is reported and never changes an answer: the ban\'s 429, the request that ends it, the clock, its timer and a reset', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    vi.useFakeTimers({ now: T0 });
+    try {
+      const told: string[] = [];
+      const server = createReferenceServer({
+        apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
+        now: () => Date.now(),
+        banThreshold: 1,
+        banDurationMs: 120_000,
+        onBan: (event) => {
+          told.push(event.state);
+          throw new Error(`onBan bug: ${event.state}`);
+        },
+      });
+      const send = () => get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' });
+      const ban = async () => {
+        for (let i = 0; i < 4; i++) await send();
+      };
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await send()).status);
+      expect(statuses).toEqual([200, 429, 429, 429]);
+      expect(reported).toEqual([new Error('onBan bug: banned')]);
+      vi.setSystemTime(T0 + 120_000); // the ban is over, no timer fired: the next request finds it so
+      expect((await send()).status).toBe(200);
+      await ban();
+      expect(() => server.clock.advance(120_000)).not.toThrow(); // moving the clock ends it
+      await ban();
+      vi.advanceTimersByTime(120_000); // its timer ends it
+      await ban();
+      expect(() => server.reset()).not.toThrow(); // a reset ends it
+      expect(told).toEqual(['banned', 'ended', 'banned', 'ended', 'banned', 'ended', 'banned', 'ended']);
+      expect(reported).toEqual(told.map((state) => new Error(`onBan bug: ${state}`)));
+    } finally {
+      vi.useRealTimers();
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
     const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free' }, admin: true });
     for (const key of ['abc', 'same-one', 'same-two']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
 import { overHttp } from './transports.js';
@@ -191,6 +191,29 @@ describe('startReferenceServer', () => {
     ]);
     expect(new Date(log[0]!.time).getTime()).not.toBeNaN();
     expect(JSON.stringify(log)).not.toContain('secret-key-123');
+  });
+
+  it('an onRequest that throws is reported and the server keeps answering, requests node:http could not parse included', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    try {
+      running = await startReferenceServer({
+        apiKeys: { k: 'free' },
+        onRequest: () => {
+          throw new Error('onRequest bug');
+        },
+      });
+      const post = () =>
+        fetch(`${running!.url}/pets`, { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body: '{"name":"a","categoryId":1}' });
+      expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).status).toBe(200);
+      expect((await post()).status).toBe(201);
+      expect(await raw(running.url, `patch /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+      expect((await post()).status).toBe(201);
+      await expect.poll(() => reported.length).toBe(4);
+      expect(reported).toEqual(Array(4).fill(new Error('onRequest bug')));
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('a dropped connection from injected faults reaches the client as a network error', async () => {
