@@ -78,7 +78,7 @@ export function openApiDocument(): object {
             401: errorResponse('The API key is missing or invalid.'),
             409: errorResponse('No id is left: the largest safe integer (2^53 − 1) is taken.'),
             413: errorResponse('The body is larger than 1 MiB.'),
-            415: errorResponse('The body is not JSON.'),
+            415: errorResponse('The body is not JSON, not UTF-8, or has a Content-Encoding other than identity.'),
             429: tooMany,
           },
         },

@@ -187,6 +187,13 @@ describe('admin API over HTTP', () => {
     expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
   });
 
+  it('POST /_admin/clock with a compressed body answers 415 and leaves the clock alone', async () => {
+    const { http } = await start();
+    const response = await http('/_admin/clock', { method: 'POST', headers: { 'Content-Encoding': 'gzip' }, body: '{"advanceMs":60000}' });
+    expect(await response.json()).toMatchObject({ code: 'unsupported_media_type', status: 415 });
+    expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
+  });
+
   it('an unknown admin path answers 404 listing the admin paths, a wrong method 405 with Allow', async () => {
     const { http } = await start();
     const unknown = await http('/_admin/nothing');

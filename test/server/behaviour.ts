@@ -262,6 +262,36 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         }
       });
 
+      it.each(['gzip', 'br', 'deflate', 'GZIP', 'identity, gzip'])('a body with Content-Encoding: %s answers 415 naming what is supported, and stores nothing', async (coding) => {
+        const response = await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': coding } });
+        const record = await errorOf(response, 415);
+        expect(record.code).toBe('unsupported_media_type');
+        expect(record.message).toContain(`Content-Encoding "${coding}"`);
+        expect(record.message).toContain('uncompressed');
+        expect(response.headers.get('Accept-Encoding')).toBe('identity');
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it.each(['utf-16', 'iso-8859-1', '"latin1"', 'ascii'])('a JSON body in charset %s answers 415 naming UTF-8, and stores nothing', async (charset) => {
+        const response = await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': `application/json; charset=${charset}` } });
+        const record = await errorOf(response, 415);
+        expect(record.code).toBe('unsupported_media_type');
+        expect(record.message).toContain(`charset "${charset.replaceAll('"', '')}"`);
+        expect(record.message).toContain('UTF-8');
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it('Content-Encoding: identity and a charset of UTF-8 in any spelling are accepted', async () => {
+        for (const headers of [
+          { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' } as Record<string, string>,
+          { 'Content-Type': 'application/json; charset=UTF-8' },
+          { 'Content-Type': 'application/json;charset="utf-8"' },
+          { 'Content-Type': 'application/json; charset=utf8' },
+        ]) {
+          expect((await post({ name: 'x', categoryId: 1 }, { headers })).status).toBe(201);
+        }
+      });
+
       it('a body over 1 MiB answers 413 and stores nothing', async () => {
         const body = JSON.stringify({ name: 'x'.repeat(1024 * 1024), categoryId: 1 });
         expect((await errorOf(await post(body), 413)).code).toBe('payload_too_large');
