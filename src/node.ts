@@ -7,6 +7,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { reportListenerError } from './client/runtime.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
@@ -45,7 +46,10 @@ export interface StartReferenceServerOptions extends ReferenceServerOptions {
    * @default '127.0.0.1'
    */
   host?: string;
-  /** Called after each request is answered, e.g. to print a log line. */
+  /**
+   * Called after each request is answered, e.g. to print a log line. A listener that throws is
+   * reported (`reportError`, else rethrown in a microtask) and the server serves on.
+   */
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
@@ -57,6 +61,20 @@ export interface RunningReferenceServer {
   server: ReferenceServer;
   /** Stops listening and closes open connections. */
   close(): Promise<void>;
+}
+
+/**
+ * The target URI of a request (RFC 9112, section 3.3). An origin-form target is a path on `origin`
+ * (the Host header's), joined as text: resolved as a relative URL, `//evil.example/v1/pets` would
+ * name another host. An absolute-form target is the URI itself, its authority used over Host
+ * (section 3.2.2), when it is http(s); `*` (asterisk-form) is the path `/*`. Anything else throws.
+ */
+function targetUri(target: string, origin: string): URL {
+  if (target.startsWith('/')) return new URL(origin + target);
+  if (target === '*') return new URL(`${origin}/*`);
+  const url = new URL(target);
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  throw new TypeError(`Unsupported request target scheme ${url.protocol}`);
 }
 
 /** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
@@ -76,7 +94,7 @@ function incoming(req: IncomingMessage, origin: string): Incoming {
   };
   // The Host header names the origin the client used (Location and Link answers use it).
   const host = header('Host') ?? '';
-  const url = /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host) ? new URL(req.url ?? '/', `http://${host}`) : new URL(req.url ?? '/', origin);
+  const url = targetUri(req.url ?? '/', /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host) ? `http://${host}` : origin);
   return {
     method,
     url,
@@ -158,17 +176,24 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   const core = createServerCore(serverOptions);
   const { serve, refuse } = core;
   let origin = '';
+  /** Tells `onRequest` of an answer; a listener that throws is reported, as the client's are, and the server serves on. */
+  const record = (reply: Reply, whole: boolean, durationMs: number) => {
+    const entry = onRequest && logEntry(reply, whole, durationMs);
+    if (!entry) return;
+    try {
+      onRequest(entry);
+    } catch (error) {
+      reportListenerError(error);
+    }
+  };
   const http = createServer((req, res) => {
     const started = performance.now();
-    const log = (reply: Reply, whole: boolean) => {
-      const entry = onRequest && logEntry(reply, whole, performance.now() - started);
-      if (entry) onRequest(entry);
-    };
+    const log = (reply: Reply, whole: boolean) => record(reply, whole, performance.now() - started);
     let reply: Reply | Promise<Reply>;
     try {
       reply = serve(incoming(req, origin));
     } catch {
-      reply = refuse(400, 'bad_request', 'The request line or headers could not be parsed.');
+      reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) return void log(reply, send(res, reply));
@@ -184,8 +209,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   /** Answers on a bare socket, for what never became a request, and closes the connection. */
   const answerSocket = (socket: Duplex, reply: Reply) => {
     socket.end(serialize(reply));
-    const entry = onRequest && logEntry(reply, true, 0);
-    if (entry) onRequest(entry);
+    record(reply, true, 0);
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.

@@ -49,7 +49,30 @@ export function adminPath(pathname: string): string | undefined {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * The instant of an ISO 8601 date-time with its offset, or `NaN`. Its fields must exist: `Date.parse`
+ * rolls `2026-02-31` over to 3 March and takes `T24:00` as the next day, so the date and time are
+ * read back from the instant they make and must come out the same; an offset is at most 23:59.
+ */
+function isoInstant(text: string): number {
+  const match = ISO_DATE.exec(text);
+  if (!match) return NaN;
+  // Seconds and the offset are optional (`Z`): absent, they are 0.
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = match.slice(1).map((field) => Number(field ?? 0)) as number[] as [
+    number, number, number, number, number, number, number, number,
+  ];
+  const local = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  const exists =
+    local.getUTCFullYear() === year &&
+    local.getUTCMonth() === month - 1 &&
+    local.getUTCDate() === day &&
+    local.getUTCHours() === hour &&
+    local.getUTCMinutes() === minute &&
+    local.getUTCSeconds() === second;
+  return exists && offsetHours <= 23 && offsetMinutes <= 59 ? Date.parse(text) : NaN;
+}
 
 /** The latest instant the clock may show: its dates keep four-digit years. */
 export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
@@ -59,10 +82,10 @@ export const isClockInstant = (ms: number): boolean => Number.isFinite(ms) && ms
 
 /** Reads an instant strictly: a valid `Date`, epoch milliseconds, or an ISO 8601 date-time with its offset, from 1970 to 9999. */
 export function toInstant(date: Date | string | number): number {
-  const ms = date instanceof Date ? date.getTime() : typeof date === 'number' ? date : ISO_DATE.test(date) ? Date.parse(date) : NaN;
+  const ms = date instanceof Date ? date.getTime() : typeof date === 'number' ? date : isoInstant(date);
   if (!isClockInstant(ms)) {
     throw new TypeError(
-      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time from 1970 to 9999, such as "2026-12-01T00:00:00Z"; got ${JSON.stringify(String(date)).slice(0, 60)}.`,
+      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to 9999, such as "2026-12-01T00:00:00Z"; got ${JSON.stringify(String(date)).slice(0, 60)}.`,
     );
   }
   return ms;
@@ -113,8 +136,8 @@ async function moveClock(request: Incoming, clock: ServerClock): Promise<Reply> 
     }
     clock.advance(advanceMs);
   } else {
-    if (typeof set !== 'string' || !ISO_DATE.test(set) || !isClockInstant(Date.parse(set))) {
-      return error(400, 'invalid_body', `set must be an ISO 8601 date-time with its offset, from 1970 to 9999, such as "2026-12-01T00:00:00Z". ${CLOCK_BODY}`);
+    if (typeof set !== 'string' || !isClockInstant(isoInstant(set))) {
+      return error(400, 'invalid_body', `set must be an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to 9999, such as "2026-12-01T00:00:00Z". ${CLOCK_BODY}`);
     }
     clock.set(set);
   }

@@ -123,8 +123,36 @@ export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimi
 /** The largest request body accepted: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Reads a request body as UTF-8 text, refusing more than {@link MAX_BODY_BYTES}. */
+/**
+ * A 415 when the body is not sent as plain UTF-8 (RFC 9110, section 15.5.16): a content coding
+ * other than `identity` (gzip, br…; the answer's `Accept-Encoding` says which is accepted, as
+ * section 12.5.3 asks), or a charset other than UTF-8, which JSON must be in (RFC 8259, section 8.1).
+ */
+function unsupportedEncoding(request: Incoming): Reply | undefined {
+  const coding = request.header('Content-Encoding');
+  if (coding !== null && coding.split(',').some((c) => !/^\s*(identity)?\s*$/i.test(c))) {
+    return error(
+      415,
+      'unsupported_media_type',
+      `Content-Encoding "${coding.slice(0, 40)}" is not supported. Send the body uncompressed, without Content-Encoding (or with identity).`,
+      { 'Accept-Encoding': 'identity' },
+    );
+  }
+  const charset = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(request.header('Content-Type') ?? '')?.[2];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    return error(
+      415,
+      'unsupported_media_type',
+      `The body's charset "${charset.slice(0, 40)}" is not supported. Send UTF-8 JSON, with Content-Type: application/json (or application/json; charset=utf-8).`,
+    );
+  }
+  return undefined;
+}
+
+/** Reads a request body as UTF-8 text, refusing more than {@link MAX_BODY_BYTES} and anything not sent as plain UTF-8. */
 async function readText(request: Incoming): Promise<{ text: string } | { error: Reply }> {
+  const unsupported = unsupportedEncoding(request);
+  if (unsupported) return { error: unsupported };
   const declared = request.header('Content-Length');
   const tooLarge = () => ({
     error: error(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB). Send a smaller body.`),

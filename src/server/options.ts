@@ -81,7 +81,10 @@ export interface ReferenceServerOptions {
    * @default false
    */
   admin?: boolean;
-  /** Called when a key is banned and when its ban ends (the CLI logs both). */
+  /**
+   * Called when a key is banned and when its ban ends (the CLI logs both). A listener that throws
+   * is reported (`reportError`, else rethrown in a microtask) and changes no answer.
+   */
   onBan?: (event: BanEvent) => void;
 }
 

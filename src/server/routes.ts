@@ -5,7 +5,15 @@
  *
  * @module
  */
-import { check, GET_PET_SUNSET, LIST_LIMIT, ListPetsQuerySchema, PET_STATUSES } from '../schemas/index.js';
+import {
+  check,
+  formatIssues,
+  GET_PET_SUNSET,
+  LIST_LIMIT,
+  ListPetsQuerySchema,
+  PET_STATUSES,
+  type ValidationIssue,
+} from '../schemas/index.js';
 import { error, json, jsonText, readJson, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { ServerNewPetSchema } from './rules.js';
@@ -55,8 +63,9 @@ function listPets({ request, store }: RouteContext): Reply {
   }
   if (raw.limit !== undefined) {
     const text = String(raw.limit);
-    // Plain decimals only: `0x10`, `1e2` and ` 5` are not page sizes anyone meant.
-    raw.limit = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    // Plain decimal integers only: `0x10`, `1e2`, ` 5` and `1.0` are not page sizes anyone meant,
+    // and `1.9999999999999999` would round to 2. Anything else stays a string, which the schema refuses.
+    raw.limit = /^-?\d+$/.test(text) ? Number(text) : text;
   }
   const query = check(ListPetsQuerySchema, raw, 'query');
   if (!query.success) {
@@ -67,6 +76,27 @@ function listPets({ request, store }: RouteContext): Reply {
     );
   }
   return jsonText(store.listJson(query.data.limit ?? LIST_LIMIT.default, query.data.status));
+}
+
+/** How many unknown fields a 400 names, and how much of each it shows. */
+const NAMED_FIELDS = { count: 3, length: 40 } as const;
+
+/**
+ * The issues of a NewPet body in words, as `check` words them, but with unknown fields bounded: a
+ * body of 1 MiB can hold 50,000 of them, or one name of a million characters, and the message
+ * named each whole. The first few are named, each cut, and the rest counted.
+ */
+function bodyIssues(issues: readonly ValidationIssue[]): string {
+  const bounded = issues.map((issue) => {
+    if (issue.code !== 'unrecognized_keys') return issue;
+    const { keys } = issue;
+    const named = keys
+      .slice(0, NAMED_FIELDS.count)
+      .map((key) => JSON.stringify(key.length > NAMED_FIELDS.length ? `${key.slice(0, NAMED_FIELDS.length)}…` : key));
+    const more = keys.length > NAMED_FIELDS.count ? ` and ${keys.length - NAMED_FIELDS.count} more` : '';
+    return { ...issue, message: `has unknown field${keys.length === 1 ? '' : 's'} ${named.join(', ')}${more}` };
+  });
+  return formatIssues(bounded, 'body');
 }
 
 async function createPet({ request, store }: RouteContext): Promise<Reply> {
@@ -82,7 +112,7 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
   const read = await readJson(request, 'Send a NewPet object such as {"name":"Rex","categoryId":1}.');
   if ('error' in read) return read.error;
   const pet = check(ServerNewPetSchema, read.body, 'body');
-  if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${pet.message}.`);
+  if (!pet.success) return error(400, 'invalid_body', `Invalid NewPet: ${bodyIssues(pet.issues)}.`);
   const created = store.add(pet.data);
   if (!created) {
     return error(
@@ -94,6 +124,20 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
   return json(created, 201, { Location: `${apiBase(request.url)}/pets/${created.id}` });
 }
 
+/** The int64 range of the spec's identifiers. */
+const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
+
+/**
+ * Whether `text` is an int64 (the spec's petId, whatever its sign) in its one decimal spelling: no
+ * leading zeros, no `+`, no `-0`, so one pet has one URL. Only safe integers exist in the store;
+ * the rest of the range is valid and simply held by no pet.
+ */
+function isInt64(text: string): boolean {
+  if (!/^(0|-?[1-9]\d{0,18})$/.test(text)) return false;
+  const value = BigInt(text);
+  return value >= INT64.min && value <= INT64.max;
+}
+
 function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
   const headers = {
     Deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`,
@@ -103,13 +147,18 @@ function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
   if (now >= GET_PET_SUNSET.getTime()) {
     return error(410, 'gone', `GET /pets/{petId} was removed on ${SUNSET_HTTP_DATE}. Use GET /pets with the status filter.`, headers);
   }
-  const raw = params[0] ?? '';
-  // int64 ids: 1 to 2^63 - 1. Only safe integers can exist in this store.
-  if (!/^[1-9]\d{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
-    return error(400, 'invalid_pet_id', `petId must be a positive integer; got "${decodeSafe(raw).slice(0, 40)}".`, headers);
+  // Read as RFC 3986 reads it (`%35` is `5`); what is checked, and shown, is the decoded value.
+  const id = decodeSafe(params[0] ?? '');
+  if (!isInt64(id)) {
+    return error(
+      400,
+      'invalid_pet_id',
+      `petId must be an int64 in decimal, from ${INT64.min} to ${INT64.max}, without leading zeros or a sign on 0; got "${id.slice(0, 40)}".`,
+      headers,
+    );
   }
-  const pet = Number.isSafeInteger(Number(raw)) ? store.get(Number(raw)) : undefined;
-  if (!pet) return error(404, 'not_found', `No pet has id ${raw}.`, headers);
+  const pet = Number.isSafeInteger(Number(id)) ? store.get(Number(id)) : undefined;
+  if (!pet) return error(404, 'not_found', `No pet has id ${id}.`, headers);
   return json(pet, 200, headers);
 }
 
@@ -123,10 +172,15 @@ const ROUTES: readonly Route[] = [
 /** The API's paths, for messages that point callers at them. */
 export const API_PATHS = '/v1/pets, /v1/pets/{petId} and /v1/store/orders';
 
-/** The segments of `pathname` and the index of its first `v1`, or -1 when it is outside `/v1`. */
+/**
+ * The segments of `pathname` and the index of its first `v1`, or -1 when it is outside `/v1`. A
+ * prefix before `/v1` is made of named segments: one with an empty segment (`//evil.example/v1`,
+ * `//v1`) is no place the API is mounted, and a `Location` built on it would read as another host.
+ */
 function v1Segments(pathname: string): [segments: string[], v1: number] {
   const segments = pathname.split('/');
-  return [segments, segments.indexOf('v1')];
+  const v1 = segments.indexOf('v1');
+  return [segments, v1 > 0 && segments.slice(1, v1).includes('') ? -1 : v1];
 }
 
 /**

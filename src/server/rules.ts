@@ -7,7 +7,10 @@
 import * as z from 'zod/mini';
 import { NewPetSchema } from '../schemas/index.js';
 
-/** The longest `name` the reference server accepts, in UTF-16 code units. */
+/**
+ * The longest `name` the reference server accepts, in characters: Unicode code points, as zod's
+ * length checks and JSON Schema's `maxLength` count them (256 emoji, 512 UTF-16 code units, pass).
+ */
 export const MAX_NAME_LENGTH = 256;
 
 // The spec's fields without `id`: an unknown field here, reported as such like any other.

@@ -1,3 +1,7 @@
+// The client's own rule for listeners that throw, reused so both sides report them alike. The
+// module has no imports of its own and touches no host API until called: it costs the server
+// bundle a few lines.
+import { reportListenerError } from '../client/runtime.js';
 import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
@@ -166,6 +170,18 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const banned = new Set<string>();
   let banTimer: ReturnType<typeof setTimeout> | undefined;
 
+  /**
+   * Tells `onBan` of an event. A listener that throws is reported (`reportError`, else rethrown in
+   * a microtask) and changes nothing: not the answer, not the clock, not the events told after it.
+   */
+  const tell = (event: BanEvent) => {
+    try {
+      config.onBan?.(event);
+    } catch (error) {
+      reportListenerError(error);
+    }
+  };
+
   /** Sets the rate-limit headers the server is configured to send. */
   const limited = (reply: Reply, admission: Admission, at: number) => withRateLimit(reply, admission, config.rateLimitHeaders, at);
   /** What a request without a (valid) key is told: an untouched Free-plan minute. */
@@ -182,8 +198,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
    * when the `now` option steps back), and wakes up when the next one ends.
    */
   function endBans(): void {
-    const onBan = config.onBan;
-    if (!onBan) return;
+    if (!config.onBan) return;
     const at = now();
     let next = Infinity;
     const over: { key: string; until: number }[] = [];
@@ -204,7 +219,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     // A stable sort: bans that end together (a reset) keep the order they began in.
     for (const { key, until } of over.sort((a, b) => a.until - b.until)) {
       const end = new Date(until).toISOString();
-      onBan({ state: 'ended', key: labelOf(key), time: end, until: end });
+      tell({ state: 'ended', key: labelOf(key), time: end, until: end });
     }
   }
 
@@ -287,7 +302,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       exchange.insideRetryAfter = admission.insideRetryAfter === true;
       if (admission.bannedUntil !== undefined && config.onBan) {
         banned.add(key);
-        config.onBan({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
+        tell({ state: 'banned', key: label, time: new Date(at).toISOString(), until: new Date(admission.bannedUntil).toISOString() });
         endBans();
       }
       if (admission.refused === 'api_key_banned') {

@@ -172,6 +172,11 @@ describe('admin API over HTTP', () => {
     ['a date without its offset', { set: '2026-12-01T00:00:00' }, 'invalid_body'],
     ['a date that is not one', { set: '2026-13-45T00:00:00Z' }, 'invalid_body'],
     ['a date Date.parse would guess', { set: 'Dec 1 2026' }, 'invalid_body'],
+    ['a day the month does not have', { set: '2026-02-31T00:00Z' }, 'invalid_body'],
+    ['the hour 24', { set: '2026-01-01T24:00Z' }, 'invalid_body'],
+    ['the 29th of February in a common year', { set: '2027-02-29T00:00:00Z' }, 'invalid_body'],
+    ['a leap second', { set: '2026-12-31T23:59:60Z' }, 'invalid_body'],
+    ['an offset of 24 hours', { set: '2026-12-01T00:00:00+24:00' }, 'invalid_body'],
     ['a number as the date', { set: 1_790_000_000_000 }, 'invalid_body'],
   ])('POST /_admin/clock with %s answers a 400 Error record and leaves the clock alone', async (_what, body, code) => {
     const { http } = await start();
@@ -179,6 +184,13 @@ describe('admin API over HTTP', () => {
     expect(response.status).toBe(400);
     const record = await response.json();
     expect(record).toEqual({ code, message: expect.stringContaining('advanceMs'), status: 400 });
+    expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
+  });
+
+  it('POST /_admin/clock with a compressed body answers 415 and leaves the clock alone', async () => {
+    const { http } = await start();
+    const response = await http('/_admin/clock', { method: 'POST', headers: { 'Content-Encoding': 'gzip' }, body: '{"advanceMs":60000}' });
+    expect(await response.json()).toMatchObject({ code: 'unsupported_media_type', status: 415 });
     expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
   });
 
@@ -239,6 +251,16 @@ describe('request ids, the journal and the clock in-process', () => {
     expect((await get(server, '/v1/pets/1')).status).toBe(410);
     expect(() => server.clock.advance(-1)).toThrow(TypeError);
     expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
+  });
+
+  it('server.clock.set refuses a date whose fields do not exist, with a TypeError, instead of rolling it over', () => {
+    const server = createReferenceServer({ now: () => T0 });
+    for (const date of ['2026-02-31T00:00:00Z', '2026-01-01T24:00Z', '2026-04-31T12:00+02:00', '2026-01-01T00:60Z']) {
+      expect(() => server.clock.set(date)).toThrow(TypeError);
+    }
+    expect(server.clock.now().getTime()).toBe(T0);
+    server.clock.set('2028-02-29T23:59:59.999-05:00'); // a leap day, with an offset: it exists
+    expect(server.clock.now().toISOString()).toBe('2028-03-01T04:59:59.999Z');
   });
 
   it('onBan tells when a key is banned and when the ban ends, by label, on the server\'s clock', async () => {
@@ -331,6 +353,46 @@ describe('request ids, the journal and the clock in-process', () => {
     server.clock.advance(120_000);
     expect(events).toHaveLength(2);
     expect((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status).toBe(200);
+  });
+
+  it('an onBan that throws is reported and never changes an answer: the ban\'s 429, the request that ends it, the clock, its timer and a reset', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    vi.useFakeTimers({ now: T0 });
+    try {
+      const told: string[] = [];
+      const server = createReferenceServer({
+        apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } },
+        now: () => Date.now(),
+        banThreshold: 1,
+        banDurationMs: 120_000,
+        onBan: (event) => {
+          told.push(event.state);
+          throw new Error(`onBan bug: ${event.state}`);
+        },
+      });
+      const send = () => get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' });
+      const ban = async () => {
+        for (let i = 0; i < 4; i++) await send();
+      };
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await send()).status);
+      expect(statuses).toEqual([200, 429, 429, 429]);
+      expect(reported).toEqual([new Error('onBan bug: banned')]);
+      vi.setSystemTime(T0 + 120_000); // the ban is over, no timer fired: the next request finds it so
+      expect((await send()).status).toBe(200);
+      await ban();
+      expect(() => server.clock.advance(120_000)).not.toThrow(); // moving the clock ends it
+      await ban();
+      vi.advanceTimersByTime(120_000); // its timer ends it
+      await ban();
+      expect(() => server.reset()).not.toThrow(); // a reset ends it
+      expect(told).toEqual(['banned', 'ended', 'banned', 'ended', 'banned', 'ended', 'banned', 'ended']);
+      expect(reported).toEqual(told.map((state) => new Error(`onBan bug: ${state}`)));
+    } finally {
+      vi.useRealTimers();
+      vi.unstubAllGlobals();
+    }
   });
 
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {

@@ -122,6 +122,15 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(doc.components.schemas.NewPet.required).toEqual(['name', 'categoryId']);
         expect(doc.components.schemas.Pet.properties.status.enum).toEqual(['available', 'pending', 'sold']);
       });
+
+      it('GET /openapi.json publishes the name rule the server enforces: 1 to 256 characters', async () => {
+        const doc = await (await send('/openapi.json', { key: null })).json();
+        const { minLength, maxLength } = doc.components.schemas.NewPet.properties.name;
+        expect([minLength, maxLength]).toEqual([1, 256]);
+        for (const [length, status] of [[minLength - 1, 400], [minLength, 201], [maxLength, 201], [maxLength + 1, 400]]) {
+          expect((await post({ name: 'x'.repeat(length), categoryId: 1 })).status).toBe(status);
+        }
+      });
     });
 
     describe('authentication', () => {
@@ -179,7 +188,7 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(sold.map((p: { id: number }) => p.id)).toEqual([...sold.map((p: { id: number }) => p.id)].sort((a, b) => a - b));
       });
 
-      it.each(['0', '101', '1.5', 'abc', '', '-3', '1e2', '0x10'])('limit=%j answers 400 naming limit', async (limit) => {
+      it.each(['0', '101', '1.5', '1.0', '1.9999999999999999', '5.', 'abc', '', '-3', '1e2', '0x10'])('limit=%j answers 400 naming limit', async (limit) => {
         const body = await errorOf(await send(`/pets?limit=${limit}`), 400);
         expect(body.code).toBe('invalid_query');
         expect(body.message).toMatch(/^limit /);
@@ -253,6 +262,36 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         }
       });
 
+      it.each(['gzip', 'br', 'deflate', 'GZIP', 'identity, gzip'])('a body with Content-Encoding: %s answers 415 naming what is supported, and stores nothing', async (coding) => {
+        const response = await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': coding } });
+        const record = await errorOf(response, 415);
+        expect(record.code).toBe('unsupported_media_type');
+        expect(record.message).toContain(`Content-Encoding "${coding}"`);
+        expect(record.message).toContain('uncompressed');
+        expect(response.headers.get('Accept-Encoding')).toBe('identity');
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it.each(['utf-16', 'iso-8859-1', '"latin1"', 'ascii'])('a JSON body in charset %s answers 415 naming UTF-8, and stores nothing', async (charset) => {
+        const response = await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': `application/json; charset=${charset}` } });
+        const record = await errorOf(response, 415);
+        expect(record.code).toBe('unsupported_media_type');
+        expect(record.message).toContain(`charset "${charset.replaceAll('"', '')}"`);
+        expect(record.message).toContain('UTF-8');
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it('Content-Encoding: identity and a charset of UTF-8 in any spelling are accepted', async () => {
+        for (const headers of [
+          { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' } as Record<string, string>,
+          { 'Content-Type': 'application/json; charset=UTF-8' },
+          { 'Content-Type': 'application/json;charset="utf-8"' },
+          { 'Content-Type': 'application/json; charset=utf8' },
+        ]) {
+          expect((await post({ name: 'x', categoryId: 1 }, { headers })).status).toBe(201);
+        }
+      });
+
       it('a body over 1 MiB answers 413 and stores nothing', async () => {
         const body = JSON.stringify({ name: 'x'.repeat(1024 * 1024), categoryId: 1 });
         expect((await errorOf(await post(body), 413)).code).toBe('payload_too_large');
@@ -291,7 +330,25 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         await errorOf(await send('/pets/9223372036854775807'), 404);
       });
 
-      it.each(['abc', '0', '-1', '1.5', '01', '9223372036854775808', '%F0%9F%90%B6'])('petId %j answers 400', async (id) => {
+      it('a percent-encoded petId is read decoded, as RFC 3986 reads it: %35 is 5', async () => {
+        const response = await send('/pets/%35');
+        expect(response.status).toBe(200);
+        expect((await response.json()).id).toBe(5);
+        expect((await errorOf(await send('/pets/%2D5'), 404)).message).toBe('No pet has id -5.');
+      });
+
+      it('a petId still invalid once decoded answers 400 showing the decoded value it checked', async () => {
+        expect((await errorOf(await send('/pets/%31%2E5'), 400)).message).toMatch(/; got "1\.5"\.$/);
+        expect((await errorOf(await send('/pets/%ZZ'), 400)).message).toMatch(/; got "%ZZ"\.$/);
+      });
+
+      it.each(['0', '-1', '-9223372036854775808'])('petId %j is an int64 like any other: no pet has it, so it answers 404', async (id) => {
+        const response = await send(`/pets/${id}`);
+        expect((await errorOf(response, 404)).code).toBe('not_found');
+        expectDeprecationHeaders(response);
+      });
+
+      it.each(['abc', '1.5', '01', '-0', '+1', '9223372036854775808', '-9223372036854775809', '%F0%9F%90%B6'])('petId %j answers 400', async (id) => {
         const response = await send(`/pets/${id}`);
         expect((await errorOf(response, 400)).code).toBe('invalid_pet_id');
         expectDeprecationHeaders(response);

@@ -18,6 +18,16 @@ describe('createReferenceServer', () => {
     expect((await get(server, 'http://a.test/v2/pets')).status).toBe(404);
   });
 
+  it('a prefix before /v1 with an empty segment is not the API: //evil.example/v1/pets answers the 404 outside /v1', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
+    for (const path of ['//evil.example/v1/pets', '//v1/pets', '/api//v1/pets']) {
+      const response = await get(server, `http://a.test${path}`);
+      expect(response.status).toBe(404);
+      expect((await response.json()).message).toContain(`${path} is not part of the API`);
+    }
+    expect(server.inspect().keys).toEqual({});
+  });
+
   it('GET / and any path outside /v1 answer a 404 Error record pointing at /v1, with or without a key', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     for (const url of ['http://a.test/', 'http://a.test/pets', 'http://a.test/v2/pets']) {
@@ -54,12 +64,12 @@ describe('createReferenceServer', () => {
     expect(server.inspect().keys).toEqual({});
   });
 
-  it('a preflight that names no headers allows the key, JSON, the SDK\'s identification header and a request id', async () => {
+  it('a preflight that names no headers allows the key, JSON, the SDK\'s identification header, a request id and Prefer', async () => {
     const server = createReferenceServer();
     const response = await server.fetch(new Request('http://a.test/v1/pets', { method: 'OPTIONS', headers: { Origin: 'http://app.test' } }));
     expect(response.status).toBe(204);
     const allowed = response.headers.get('Access-Control-Allow-Headers')?.split(/,\s*/) ?? [];
-    expect(allowed).toEqual(expect.arrayContaining(['Authorization', 'Content-Type', 'X-Animal-Store-Client', 'X-Request-Id']));
+    expect(allowed).toEqual(['Authorization', 'Content-Type', 'X-Animal-Store-Client', 'X-Request-Id', 'Prefer']);
   });
 
   it('rejects a plan named after an Object.prototype member instead of giving the key no limit', () => {
@@ -98,6 +108,49 @@ describe('createReferenceServer', () => {
     expect(server.inspect().petCount).toBe(2);
     const ids = (await (await get(server, 'http://a.test/v1/pets')).json()).map((pet: { id: number }) => pet.id);
     expect(ids).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]);
+  });
+
+  it('getPet: a seed pet with id 0 or a negative id is answered like any other, since petId is an int64', async () => {
+    const server = createReferenceServer({
+      apiKeys: { k: 'free' },
+      pets: [{ id: 0, name: 'Zero', categoryId: 1 }, { id: -5, name: 'Minus', categoryId: 2 }],
+    });
+    expect(await (await get(server, 'http://a.test/v1/pets/0')).json()).toEqual({ id: 0, name: 'Zero', categoryId: 1 });
+    expect(await (await get(server, 'http://a.test/v1/pets/-5')).json()).toEqual({ id: -5, name: 'Minus', categoryId: 2 });
+    expect((await get(server, 'http://a.test/v1/pets/-6')).status).toBe(404);
+  });
+
+  it('createPet: a body with 50,000 unknown fields gets a short 400 naming the first few and counting the rest', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const post = async (body: Record<string, unknown>) => {
+      const response = await server.fetch(
+        new Request('http://a.test/v1/pets', {
+          method: 'POST',
+          headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'Rex', categoryId: 1, ...body }),
+        }),
+      );
+      expect(response.status).toBe(400);
+      return (await response.json()).message as string;
+    };
+    const many = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, i]));
+    expect(await post(many)).toBe('Invalid NewPet: body has unknown fields "k0", "k1", "k2" and 49997 more.');
+    expect(await post({ ['x'.repeat(100_000)]: 1 })).toBe(`Invalid NewPet: body has unknown field "${'x'.repeat(40)}…".`);
+    expect(await post({ id: 1, tag: 'a' })).toBe('Invalid NewPet: body has unknown fields "id", "tag".');
+  });
+
+  it('createPet: a name\'s length is counted in characters (code points), not UTF-16 code units', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const post = (name: string) =>
+      server.fetch(
+        new Request('http://a.test/v1/pets', {
+          method: 'POST',
+          headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name, categoryId: 1 }),
+        }),
+      );
+    expect((await post('🐶'.repeat(256))).status).toBe(201); // 512 code units
+    expect((await post('🐶'.repeat(257))).status).toBe(400);
   });
 
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
 import { overHttp } from './transports.js';
@@ -81,7 +81,7 @@ describe('startReferenceServer', () => {
 
   it('a request target no URL can be made of answers a 400 Error record', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
-    const text = await raw(running.url, `GET //[::1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    const text = await raw(running.url, `GET http://[::1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
     expect(text).toMatch(/^HTTP\/1\.1 400/);
     expect(text).toMatch(/x-ratelimit-remaining: 60/i);
     expect(text).toContain('"code":"bad_request"');
@@ -137,6 +137,37 @@ describe('startReferenceServer', () => {
     await expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).text()).rejects.toThrow();
   });
 
+  /** A raw `POST <target>` creating a pet with the key `k` and `Host: x`. */
+  const rawPost = (target: string) => {
+    const body = '{"name":"a","categoryId":1}';
+    return raw(
+      running!.url,
+      `POST ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
+
+  it('a request target that starts with // is a path on the Host header\'s origin, never another host: //evil.example/v1/pets is a 404', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    for (const target of ['//evil.example/v1/pets', '//x/v1/pets']) {
+      const [head, body] = (await rawPost(target)).split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 404/);
+      expect(head).not.toMatch(/^location:/im);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'not_found', status: 404, message: expect.stringContaining(`${target} is not part of the API`) });
+    }
+    expect(running.server.inspect().petCount).toBe(0);
+  });
+
+  it('an absolute-form request target is the target URI, as RFC 9112 says, and only an http(s) one is taken', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    // The origin server uses the target's authority, not Host (RFC 9112, section 3.2.2).
+    expect(await rawPost('http://other.test/v1/pets')).toMatch(/^location: http:\/\/other\.test\/v1\/pets\/1\r$/im);
+    const [head, body] = (await rawPost('ftp://other.test/v1/pets')).split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400/);
+    expect(head).not.toMatch(/^location:/im);
+    expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('http(s) URL') });
+    expect(running.server.inspect().petCount).toBe(1);
+  });
+
   it('Location names the host the client used', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const { port } = new URL(running.url);
@@ -160,6 +191,29 @@ describe('startReferenceServer', () => {
     ]);
     expect(new Date(log[0]!.time).getTime()).not.toBeNaN();
     expect(JSON.stringify(log)).not.toContain('secret-key-123');
+  });
+
+  it('an onRequest that throws is reported and the server keeps answering, requests node:http could not parse included', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    try {
+      running = await startReferenceServer({
+        apiKeys: { k: 'free' },
+        onRequest: () => {
+          throw new Error('onRequest bug');
+        },
+      });
+      const post = () =>
+        fetch(`${running!.url}/pets`, { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body: '{"name":"a","categoryId":1}' });
+      expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).status).toBe(200);
+      expect((await post()).status).toBe(201);
+      expect(await raw(running.url, `patch /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+      expect((await post()).status).toBe(201);
+      await expect.poll(() => reported.length).toBe(4);
+      expect(reported).toEqual(Array(4).fill(new Error('onRequest bug')));
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('a dropped connection from injected faults reaches the client as a network error', async () => {
