@@ -538,6 +538,8 @@ class Shared implements RateLimitCoordinator {
           ],
         )
       .then((state) => this.#receive(state as string));
+    // Falling back, calls do not wait for Redis: the observation is queued for when it is back.
+    if (this.#failedAt) return void sent.catch(() => {});
     try {
       await bounded(sent, this.timeoutMs);
     } catch (error) {

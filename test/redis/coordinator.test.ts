@@ -619,6 +619,29 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('Redis down: once a process has fallen back, its calls do not wait for Redis to record their responses', async () => {
+    const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const warnings: string[] = [];
+    const commandTimeoutMs = 3_000;
+    const coordinator = createRedisCoordinator({ redis: connection, prefix: fresh(), commandTimeoutMs, onWarning: (m) => void warnings.push(m) });
+    const client = new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: (request) => server.fetch(request), coordinator, logLevel: 'off' });
+    await client.listPets();
+    await redis.stop();
+    try {
+      await client.listPets(); // finds Redis gone, after one commandTimeoutMs at most, and falls back
+      expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+      // Twenty calls now: each observation still goes to Redis (queued), but no call waits for it,
+      // so all of them settle well before a single commandTimeoutMs has passed.
+      const settled = Promise.all(Array.from({ length: 20 }, () => client.listPets())).then(() => 'settled');
+      const waited = new Promise((resolve) => setTimeout(resolve, commandTimeoutMs, 'waited for Redis'));
+      expect(await Promise.race([settled, waited])).toBe('settled');
+    } finally {
+      await redis.start();
+    }
+  }, 30_000);
+
   it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
     const server = budgetServer(1);
     const prefix = fresh();
