@@ -71,7 +71,8 @@ interface Operation<T> {
   method: 'GET' | 'POST';
   /** The URL, query included, built once per call. */
   url: string;
-  json?: unknown;
+  /** The JSON text to send, if any. */
+  body?: string;
   schema: z.ZodMiniType<T>;
 }
 
@@ -113,10 +114,16 @@ function argument<S extends z.ZodMiniType>(schema: S, input: unknown, what: stri
   return checked.data;
 }
 
-/** A body that JSON can carry: fields passed through as given may hold a BigInt or a cycle. */
-function jsonable<T>(body: T): T {
-  guarded('createPet: pet', () => JSON.stringify(body), NOTHING_SENT, 'could not be encoded as JSON');
-  return body;
+/**
+ * The JSON text `createPet` sends, and what is checked is what is sent: the pet as given (so
+ * messages speak of what the caller wrote), then the text itself, which a `toJSON` may change.
+ * Fields passed through as given may hold what JSON cannot carry (a BigInt, a cycle).
+ */
+function petBody(pet: unknown): string {
+  argument(NewPetSchema, pet, 'pet', 'createPet');
+  const text: string | undefined = guarded('createPet: pet', () => JSON.stringify(pet), NOTHING_SENT, 'could not be encoded as JSON');
+  argument(NewPetSchema, JSON.parse(text ?? 'null'), 'pet', 'createPet');
+  return text!;
 }
 
 /**
@@ -128,11 +135,16 @@ function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, un
   const search = [limit === undefined ? '' : `limit=${limit}`, status === undefined ? '' : `status=${status}`];
   for (const [name, value] of Object.entries(rest)) {
     if (value === undefined) continue;
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-      const message = `listPets: query.${name.slice(0, 40)} must be a string, number or boolean to be sent in the query string.${NOTHING_SENT}`;
+    let pair: string | undefined;
+    try {
+      // encodeURIComponent throws a URIError for a lone surrogate, in the name or the value.
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') pair = `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+    } catch {}
+    if (pair === undefined) {
+      const message = `listPets: query.${name.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate).${NOTHING_SENT}`;
       throw new ValidationError({ issues: [{ code: 'custom', path: [name], message, input: value }], message });
     }
-    search.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+    search.push(pair);
   }
   return search.filter(Boolean).join('&');
 }
@@ -295,7 +307,7 @@ export class PetStoreClient {
       },
       createPet: async (pet: NewPet, options?: RequestOptions) =>
         this.#call(
-          { name: 'createPet', method: 'POST', url: url('pets'), json: jsonable(argument(NewPetSchema, pet, 'pet', 'createPet')), schema: PetSchema },
+          { name: 'createPet', method: 'POST', url: url('pets'), body: petBody(pet), schema: PetSchema },
           options,
         ),
       getPet: async (petId: number, options?: RequestOptions) => {
@@ -585,10 +597,11 @@ export class PetStoreClient {
   /** Sends one request through ky (its retry and timeout off: ours are the only ones). */
   #send(operation: Operation<unknown>, headers: Headers, signal: AbortSignal): Promise<Response> {
     const base = this.#options.fetch ?? ((request: Request, init?: RequestInit) => globalThis.fetch(request, init));
+    if (operation.body !== undefined && !headers.has('content-type')) (headers = new Headers(headers)).set('content-type', 'application/json');
     const sent = ky(operation.url, {
       method: operation.method,
       headers,
-      json: operation.json,
+      body: operation.body,
       timeout: false,
       retry: 0,
       throwHttpErrors: false,

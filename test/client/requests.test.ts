@@ -84,9 +84,30 @@ describe('arguments are checked before anything is sent', () => {
     expect(urls).toEqual([`${BASE_URL}/pets?limit=2&page=3&sort%20by=name&flag=true`]);
   });
 
+  it('createPet: what is checked is what is sent, so a pet whose toJSON adds an id is a ValidationError, and nothing is sent', async () => {
+    const pet = { name: 'Rex', categoryId: 1, toJSON: () => ({ id: 7, name: 'Rex', categoryId: 1 }) };
+    const error = await failure(client().createPet(pet), ValidationError);
+    expect(error.issues.map((i) => i.path.join('.'))).toEqual(['id']);
+    expect(error.message).toMatch(/id must be left out: the service assigns it/);
+    expect(sent()).toBe(0);
+  });
+
+  it('createPet: a pet whose toJSON gives a valid pet creates that pet, as JSON.stringify would send it', async () => {
+    const pet = { name: 'ignored', categoryId: 1, toJSON: () => ({ name: 'Rex', categoryId: 2 }) };
+    expect(await run(client().createPet(pet))).toMatchObject({ name: 'Rex', categoryId: 2 });
+  });
+
+  it('listPets: a query value with a lone surrogate, which a URL cannot carry, is a ValidationError naming it, and nothing is sent', async () => {
+    for (const query of [{ q: '\ud800' }, { ['\udc00']: 'x' }]) {
+      const error = await failure(client().listPets(query as never), ValidationError);
+      expect(error.message).toMatch(/^listPets: query\..* must be a string, number or boolean a query string can carry/);
+    }
+    expect(sent()).toBe(0);
+  });
+
   it('listPets: a query value that a query string cannot carry (an object) is a ValidationError naming it, and nothing is sent', async () => {
     const error = await failure(client().listPets({ page: { n: 3 } } as never), ValidationError);
-    expect(error.message).toMatch(/^listPets: query\.page must be a string, number or boolean to be sent in the query string/);
+    expect(error.message).toMatch(/^listPets: query\.page must be a string, number or boolean a query string can carry/);
     expect(sent()).toBe(0);
   });
 
