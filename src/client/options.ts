@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { check } from '../schemas/index.js';
-import type { RateLimitCoordinator } from './coordinator.js';
+import type { CoordinatorScope, RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
 import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
@@ -46,10 +46,10 @@ export interface ClientOptions {
   /**
    * The service's base URL, ending in `/v1` (production and staging are both just base URLs).
    * In a browser it may be relative (`'/api/v1'`), resolved against the page's address. Required
-   * unless `PETSTORE_BASE_URL` is set.
+   * unless `PETSTORE_BASE_URL` is set. A `URL` object serves as well as a string.
    * @default process.env.PETSTORE_BASE_URL
    */
-  baseUrl?: string | undefined;
+  baseUrl?: string | URL | undefined;
   /**
    * How many times a failed call is retried: 429s on any operation; 408, 5xx, network errors
    * and timeouts on GET only.
@@ -166,17 +166,37 @@ export interface ResolvedOptions {
 const Milliseconds = z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
 
 /** Schema of the numeric options, shared by the client and by each call. */
-const TuningSchema = z.object({
+/** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
+const has = (value: unknown, names: readonly string[]) =>
+  typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+const withMethods = (names: readonly string[], error: string) => z.custom((value) => has(value, names), { error });
+const Callable = z.custom((value) => typeof value === 'function', { error: 'must be a function' });
+const COORDINATOR_METHODS = ['acquire', 'observe', 'changed', 'getSnapshot', 'subscribe'];
+
+/**
+ * The options' types and ranges, for callers without a type checker: a number where a URL
+ * belongs is a `ValidationError` naming the option, not a `TypeError` from deep inside.
+ */
+const OptionsSchema = z.object({
+  baseUrl: z.optional(z.custom((value) => typeof value === 'string' || value instanceof URL, { error: 'must be a string or a URL' })),
   maxRetries: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
   timeout: z.optional(z.number().check(z.positive(), z.maximum(2 ** 31 - 1))),
   maxRetryDelay: z.optional(Milliseconds),
   maxResponseBytes: z.optional(z.int().check(z.positive())),
   logLevel: z.optional(z.enum(LOG_LEVELS)),
+  throttle: z.optional(z.boolean()),
+  fetch: z.optional(Callable),
+  onDeprecation: z.optional(Callable),
+  logger: z.optional(withMethods(['error', 'warn', 'info', 'debug'], 'must have the methods error, warn, info and debug (console has them)')),
+  coordinator: z.optional(
+    z.custom((value) => has(value, ['bind']) || has(value, COORDINATOR_METHODS), { error: `must have the methods ${COORDINATOR_METHODS.join(', ')} (or bind)` }),
+  ),
+  signal: z.optional(withMethods(['throwIfAborted', 'addEventListener', 'removeEventListener'], 'must be an AbortSignal')),
 });
 
-/** Checks the numeric options, throwing `ValidationError` that names the field. */
-function checkTuning(options: object, what: string): void {
-  const checked = check(TuningSchema, options, what);
+/** Checks the options' types and ranges, throwing `ValidationError` that names the field. */
+function checkOptions(options: object, what: string): void {
+  const checked = check(OptionsSchema, options, what);
   if (!checked.success) throw new ValidationError({ issues: checked.issues, message: `${what}: ${checked.message}.` });
 }
 
@@ -241,7 +261,7 @@ function checkKnown(options: object, known: readonly string[], what: string): vo
 /** Checks a call's options: known names, and numbers in range. */
 export function checkRequestOptions(options: RequestOptions, what: string): void {
   checkKnown(options, REQUEST_OPTIONS, what);
-  if (options.timeout !== undefined || options.maxRetries !== undefined) checkTuning(options, what);
+  if (options.timeout !== undefined || options.maxRetries !== undefined || options.signal != null) checkOptions(options, what);
 }
 
 /**
@@ -281,12 +301,12 @@ function levelled(logger: Logger, level: LogLevel): Logger {
  * The base URL, resolved against the page's address where there is one (a relative `'/api/v1'`
  * in a browser), checked: http(s), no credentials, ending in `/v1`. Messages never echo a password.
  */
-function resolveBaseUrl(raw: string, source: string): URL {
+function resolveBaseUrl(raw: string | URL, source: string): URL {
   let url: URL;
   try {
     url = new URL(raw, pageUrl());
   } catch {
-    throw configError(`baseUrl "${raw.slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
+    throw configError(`baseUrl "${String(raw).slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
   }
   if (url.username || url.password) {
     throw configError(`baseUrl${source} must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.`, 'baseUrl');
@@ -302,6 +322,15 @@ function resolveBaseUrl(raw: string, source: string): URL {
   return url;
 }
 
+/** The coordinator of this client's key: the one given, bound to it when it serves several. */
+function bound(coordinator: RateLimitCoordinator | undefined, scope: CoordinatorScope): RateLimitCoordinator {
+  if (!coordinator) return createMemoryCoordinator();
+  if (!coordinator.bind) return coordinator;
+  const own = guarded('PetStoreClient options: coordinator.bind()', () => coordinator.bind!(scope), '', 'threw');
+  checkOptions({ coordinator: own }, 'PetStoreClient options (what coordinator.bind() returned)');
+  return own;
+}
+
 /**
  * Applies defaults and environment variables (`PETSTORE_API_KEY`, `PETSTORE_BASE_URL`,
  * `PETSTORE_LOG`, where an environment exists) and checks every option once, throwing
@@ -311,6 +340,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   // A value read from the environment is blamed on its variable: the code does not show it.
   const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
   checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options');
+  checkOptions(options, 'PetStoreClient options');
   const apiKey = options.apiKey ?? env('PETSTORE_API_KEY');
   if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY');
   if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
@@ -325,8 +355,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl));
   // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
   const envLog = (options.logLevel === undefined && env('PETSTORE_LOG')) || undefined;
-  if (envLog !== undefined) checkTuning({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
-  checkTuning(options, 'PetStoreClient options');
+  if (envLog !== undefined) checkOptions({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
   const logLevel = options.logLevel ?? (envLog as LogLevel | undefined) ?? DEFAULTS.logLevel;
   const headers = toHeaders(options.headers, 'PetStoreClient options');
   headers.set('Accept', 'application/json');
@@ -341,7 +370,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     timeout: options.timeout ?? DEFAULTS.timeout,
     maxRetryDelay: options.maxRetryDelay ?? DEFAULTS.maxRetryDelay,
     throttle: options.throttle ?? DEFAULTS.throttle,
-    coordinator: options.coordinator?.bind?.({ apiKey, baseUrl: baseUrl.href }) ?? options.coordinator ?? createMemoryCoordinator(),
+    coordinator: bound(options.coordinator, { apiKey, baseUrl: baseUrl.href }),
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
     logLevel,
     log: levelled(options.logger ?? console, logLevel),

@@ -77,6 +77,34 @@ describe('configuration', () => {
     expect(() => client({ timeout: 0 })).toThrow(/timeout must be greater than 0/);
   });
 
+  it('an option of the wrong type (JavaScript has no type check) is a ValidationError naming it and what it must be', async () => {
+    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
+    expect(make({ baseUrl: 123 })).toThrow('PetStoreClient options: baseUrl must be a string or a URL.');
+    expect(make({ throttle: 'no' })).toThrow('PetStoreClient options: throttle must be a boolean.');
+    expect(make({ fetch: 1 })).toThrow('PetStoreClient options: fetch must be a function.');
+    expect(make({ onDeprecation: 'warn' })).toThrow('PetStoreClient options: onDeprecation must be a function.');
+    expect(make({ logger: {} })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
+    expect(make({ coordinator: {} })).toThrow('PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind).');
+    expect(make({ coordinator: { bind: () => 1 } })).toThrow('PetStoreClient options (what coordinator.bind() returned): coordinator must have the methods');
+    const signal = await run(client().listPets({}, { signal: {} as AbortSignal }));
+    expect(signal).toBeInstanceOf(ValidationError);
+    expect((signal as Error).message).toBe('listPets options: signal must be an AbortSignal.');
+    expect(server.inspect().keys['key-pro']).toBeUndefined();
+  });
+
+  it('a coordinator whose bind throws is a ValidationError that says so, with what it threw as its cause', () => {
+    const bug = new Error('bind bug');
+    const coordinator = { bind: () => { throw bug; } } as never;
+    const error = (() => { try { client({ coordinator }); } catch (e) { return e as ValidationError; } })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error?.message).toBe('PetStoreClient options: coordinator.bind() threw; see the error\'s cause.');
+    expect(error?.cause).toBe(bug);
+  });
+
+  it('baseUrl may be a URL object, like a string', async () => {
+    expect(await run(client({ baseUrl: new URL(BASE_URL) }).listPets({ limit: 1 }))).toHaveLength(1);
+  });
+
   it('a misspelt option (JavaScript has no type check) is a ValidationError that names it and suggests the right one', () => {
     const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
     expect(make({ retries: 5 })).toThrow(ValidationError);
