@@ -159,8 +159,12 @@ const issueMessage = (issue: z.core.$ZodRawIssue): string => {
         : `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${issue.maximum}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'unrecognized_keys':
-      return `has unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+    case 'unrecognized_keys': {
+      // Bounded: a body may hold thousands of unknown fields, each of any length.
+      const { keys } = issue;
+      const named = keys.slice(0, 3).map((key) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key));
+      return `has unknown field${keys.length === 1 ? '' : 's'} ${named.join(', ')}${keys.length > 3 ? ` and ${keys.length - 3} more` : ''}`;
+    }
     default:
       return 'is invalid';
   }
