@@ -247,6 +247,8 @@ export class PetStoreClient {
   readonly #deprecations: DeprecationReporter;
   readonly #events = new ClientEvents();
 
+  // `rateLimit` and `withResponse` are `declare`d: the constructor assigns them (see errors.ts).
+
   /**
    * The rate-limit state as the last response announced it (shared with every client of the
    * same coordinator), as an external store.
@@ -257,7 +259,7 @@ export class PetStoreClient {
    * // React: useSyncExternalStore(client.rateLimit.subscribe, client.rateLimit.getSnapshot)
    * ```
    */
-  readonly rateLimit: RateLimitStore;
+  declare readonly rateLimit: RateLimitStore;
 
   /**
    * The same operations, resolving to `{ data, response, requestId }` so the status and headers can be read.
@@ -268,7 +270,7 @@ export class PetStoreClient {
    * console.log(response.status, response.headers.get('Location'), pet.id);
    * ```
    */
-  readonly withResponse: WithResponse;
+  declare readonly withResponse: WithResponse;
 
   /**
    * Creates a client. `apiKey` and `baseUrl` fall back to `PETSTORE_API_KEY` and
