@@ -101,7 +101,6 @@ class NotAResponse {
 }
 /** The reason an attempt's controller aborts with when the body is too large. */
 const TOO_LARGE = Symbol('too large');
-const decoder = new TextDecoder();
 
 const NOTHING_SENT = ' Nothing was sent.';
 
@@ -259,6 +258,8 @@ export class PetStoreClient {
   readonly #deprecations: DeprecationReporter;
   readonly #events = new ClientEvents();
 
+  // `rateLimit` and `withResponse` are `declare`d: the constructor assigns them (see errors.ts).
+
   /**
    * The rate-limit state as the last response announced it (shared with every client of the
    * same coordinator), as an external store.
@@ -269,7 +270,7 @@ export class PetStoreClient {
    * // React: useSyncExternalStore(client.rateLimit.subscribe, client.rateLimit.getSnapshot)
    * ```
    */
-  readonly rateLimit: RateLimitStore;
+  declare readonly rateLimit: RateLimitStore;
 
   /**
    * The same operations, resolving to `{ data, response, requestId }` so the status and headers can be read.
@@ -280,7 +281,7 @@ export class PetStoreClient {
    * console.log(response.status, response.headers.get('Location'), pet.id);
    * ```
    */
-  readonly withResponse: WithResponse;
+  declare readonly withResponse: WithResponse;
 
   /**
    * Creates a client. `apiKey` and `baseUrl` fall back to `PETSTORE_API_KEY` and
@@ -637,27 +638,21 @@ export class PetStoreClient {
     const cancel = () => void reader.cancel().catch(() => {});
     controller.signal.addEventListener('abort', cancel, { once: true });
     try {
-      const chunks: Uint8Array[] = [];
+      // One decoder per body: streaming, it keeps a character split across chunks for the next.
+      const decoder = new TextDecoder();
+      let text = '';
       let total = 0;
       for (;;) {
         const { done, value } = await reader.read();
         controller.signal.throwIfAborted();
-        if (done) break;
+        if (done) return text + decoder.decode();
         total += value.byteLength;
         if (total > max) {
           controller.abort(TOO_LARGE);
           throw TOO_LARGE;
         }
-        chunks.push(value);
+        text += decoder.decode(value, { stream: true });
       }
-      if (chunks.length === 1) return decoder.decode(chunks[0]);
-      const bytes = new Uint8Array(total);
-      let offset = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, offset);
-        offset += chunk.byteLength;
-      }
-      return decoder.decode(bytes);
     } finally {
       controller.signal.removeEventListener('abort', cancel);
     }

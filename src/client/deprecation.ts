@@ -69,20 +69,22 @@ function warnOnce(notice: DeprecationNotice): void {
  */
 export class DeprecationReporter {
   #reported = new Set<string>();
+  readonly #onDeprecation: ((notice: DeprecationNotice) => void) | undefined;
+  /** Also told of every notice: the client's logger, at `warn`. */
+  readonly #log: (notice: DeprecationNotice) => void;
 
-  constructor(
-    private readonly onDeprecation: ((notice: DeprecationNotice) => void) | undefined,
-    /** Also told of every notice: the client's logger, at `warn`. */
-    private readonly log: (notice: DeprecationNotice) => void,
-  ) {}
+  constructor(onDeprecation: ((notice: DeprecationNotice) => void) | undefined, log: (notice: DeprecationNotice) => void) {
+    this.#onDeprecation = onDeprecation;
+    this.#log = log;
+  }
 
   /** Reports `notice` unless its operation was already reported by this client. */
   report(notice: DeprecationNotice | undefined): void {
     if (!notice || this.#reported.has(notice.operation)) return;
     this.#reported.add(notice.operation);
-    this.log(notice);
+    this.#log(notice);
     // A callback that throws is reported, like a listener: it must not fail the call.
-    if (this.onDeprecation) notify([this.onDeprecation], notice);
+    if (this.#onDeprecation) notify([this.#onDeprecation], notice);
     else warnOnce(notice);
   }
 }

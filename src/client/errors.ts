@@ -3,6 +3,9 @@
  * transport's own errors are wrapped at the boundary and never reach users. Every class takes one
  * init object, and one table maps an HTTP status to its class.
  *
+ * Fields the constructor assigns are `declare`d: the constructor creates them, in the order
+ * declared, and no empty class field is emitted for each (bytes in every browser bundle).
+ *
  * @module
  */
 import { ErrorRecordSchema, formatIssues, type ValidationIssue } from '../schemas/index.js';
@@ -64,7 +67,7 @@ export interface ValidationErrorInit extends Partial<PetStoreErrorInit> {
 export class ValidationError extends PetStoreError {
   override readonly name = 'ValidationError';
   /** Each problem found, with its path and a message. */
-  readonly issues: readonly ValidationIssue[];
+  declare readonly issues: readonly ValidationIssue[];
 
   /** Creates the error; the message is built from `issues` when not given. */
   constructor(init: ValidationErrorInit) {
@@ -92,15 +95,15 @@ export interface ResponseValidationErrorInit extends PetStoreErrorInit {
 export class ResponseValidationError extends PetStoreError {
   override readonly name = 'ResponseValidationError';
   /** Each mismatch found, with its path and a message. */
-  readonly issues: readonly ValidationIssue[];
+  declare readonly issues: readonly ValidationIssue[];
   /** The body as received: parsed JSON, or the text when it was not JSON. */
-  readonly body: unknown;
+  declare readonly body: unknown;
   /** The HTTP status of the response. */
-  readonly status: number;
+  declare readonly status: number;
   /** The HTTP method of the call. */
-  readonly method: string;
+  declare readonly method: string;
   /** The URL of the call. */
-  readonly url: string;
+  declare readonly url: string;
 
   /** Creates the error from its init object. */
   constructor(init: ResponseValidationErrorInit) {
@@ -136,15 +139,15 @@ export class ConnectionError extends PetStoreError {
    * that failed this way, the pet may have been created: list pets to check before creating it
    * again (see the errors guide).
    */
-  readonly mayHaveSucceeded: boolean;
+  declare readonly mayHaveSucceeded: boolean;
   /** The response's status, when its head arrived before the connection failed (a 201 whose body was cut, say). */
-  readonly status: number | undefined;
+  declare readonly status: number | undefined;
   /** The response's headers (with `Location` after a 201), when its head arrived before the failure. */
-  readonly headers: Headers | undefined;
+  declare readonly headers: Headers | undefined;
   /** The HTTP method of the call. */
-  readonly method: string | undefined;
+  declare readonly method: string | undefined;
   /** The URL of the call. */
-  readonly url: string | undefined;
+  declare readonly url: string | undefined;
 
   /** Creates the error from its init object. */
   constructor(init: ConnectionErrorInit) {
@@ -181,11 +184,11 @@ export class AbortError extends PetStoreError {
    * Whether the request had left when the signal aborted, so the service may have acted on it.
    * After a `createPet`, list pets to check before creating it again (see the errors guide).
    */
-  readonly mayHaveSucceeded: boolean;
+  declare readonly mayHaveSucceeded: boolean;
   /** The HTTP method of the call. */
-  readonly method: string;
+  declare readonly method: string;
   /** The URL of the call. */
-  readonly url: string;
+  declare readonly url: string;
 
   /** Creates the error from its init object. */
   constructor(init: AbortErrorInit) {
@@ -219,19 +222,19 @@ export class ApiError<S extends number = number> extends PetStoreError {
    * (`instanceof` narrows a generic class to `ApiError<any>`; written this way, `status` is then
    * `number`, not `any`.)
    */
-  readonly status: number extends S ? number : S;
+  declare readonly status: number extends S ? number : S;
   /** The Error record's machine-readable code, or a code derived from the status when the body had none. */
-  readonly code: string;
+  declare readonly code: string;
   /** The response headers (the request's headers, with the API key, are never kept). */
-  readonly headers: Headers;
+  declare readonly headers: Headers;
   /** The body as received: the Error record, other JSON, or text. */
-  readonly body: unknown;
+  declare readonly body: unknown;
   /** The response's `X-Request-Id`, to quote when reporting a problem. */
-  readonly requestId: string | undefined;
+  declare readonly requestId: string | undefined;
   /** The HTTP method of the call. */
-  readonly method: string | undefined;
+  declare readonly method: string | undefined;
   /** The URL of the call (it never holds the key). */
-  readonly url: string | undefined;
+  declare readonly url: string | undefined;
 
   /** Creates the error; prefer {@link ApiError.generate}, which picks the subclass. */
   constructor(init: ApiErrorInit) {
@@ -321,15 +324,15 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
 export class ThrottledError extends PetStoreError {
   override readonly name = 'ThrottledError';
   /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than `maxRetryDelay`). */
-  readonly code: ThrottledErrorInit['code'];
+  declare readonly code: ThrottledErrorInit['code'];
   /** How long until a request may be sent, in milliseconds. */
-  readonly retryAfterMs: number;
+  declare readonly retryAfterMs: number;
   /** When a request may be sent, on this machine's clock. */
-  readonly retryAt: Date;
+  declare readonly retryAt: Date;
   /** The HTTP method of the call. */
-  readonly method: string;
+  declare readonly method: string;
   /** The URL of the call. */
-  readonly url: string;
+  declare readonly url: string;
 
   /** Creates the error from its init object. */
   constructor(init: ThrottledErrorInit) {
