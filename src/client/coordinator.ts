@@ -139,7 +139,11 @@ export interface RateLimitCoordinator extends RateLimitStore {
   bind?(scope: CoordinatorScope): RateLimitCoordinator;
   /** Takes a slot if one may be sent now, else says how long to wait. One atomic decision. */
   acquire(request: AcquireRequest): AcquireDecision | Promise<AcquireDecision>;
-  /** Records what a response said, for every client that shares the coordinator. */
+  /**
+   * Records what a response said, for every client that shares the coordinator. A promise it
+   * returns is awaited before the call settles (so `rateLimit` shows the response at once), up to
+   * the attempt's `timeout`: bound it, as the Redis coordinator does with `commandTimeoutMs`.
+   */
   observe(observation: RateLimitObservation): void | Promise<void>;
   /**
    * Resolves when the shared state may have changed (a response, a released slot), so a waiter
