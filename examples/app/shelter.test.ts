@@ -42,6 +42,16 @@ describe('Shelter', () => {
     expect(Shelter.explain(error)).toBe('The shelter is not signed in: check the API key.');
   });
 
+  it('a call the client does not send, since the budget is spent, is explained with the wait left', async () => {
+    // Throttling on (the default), and no waiting (as an interactive app would choose): the client
+    // refuses the second request itself, with a ThrottledError, instead of waiting 30 s.
+    const app = new Shelter(new PetStoreClient({ apiKey: 'tiny-key', baseUrl, maxRetryDelay: 0 }));
+    await app.adoptable();
+    const error = await app.adoptable().catch((e: unknown) => e);
+    expect(Shelter.explain(error)).toMatch(/^Too many requests: try again in \d+ s\.$/);
+    expect(api.inspect().keys['tiny-key']?.requests).toBe(1);
+  });
+
   it('a spent rate limit is explained with the wait the server asked for', async () => {
     // One request per minute, and throttling off, so the second request gets the server's 429.
     const app = new Shelter(new PetStoreClient({ apiKey: 'tiny-key', baseUrl, maxRetries: 0, throttle: false }));

@@ -3,7 +3,7 @@
  * up for adoption. `shelter.test.ts` tests it against the reference server through msw, the way
  * an app's own tests would.
  */
-import { AuthenticationError, PetStoreClient, RateLimitError, type Pet, type PetStatus } from '@animal-store/sdk';
+import { AuthenticationError, PetStoreClient, RateLimitError, ThrottledError, type Pet, type PetStatus } from '@animal-store/sdk';
 
 export class Shelter {
   constructor(private readonly client: PetStoreClient) {}
@@ -29,7 +29,8 @@ export class Shelter {
   /** A message for the shelter's staff, for the errors they can act on. */
   static explain(error: unknown): string {
     if (error instanceof AuthenticationError) return 'The shelter is not signed in: check the API key.';
-    if (error instanceof RateLimitError) return `Too many requests: try again in ${Math.ceil((error.retryAfterMs ?? 0) / 1000)} s.`;
+    // The server's 429 (RateLimitError), or the client's refusal to send one (ThrottledError).
+    if (error instanceof RateLimitError || error instanceof ThrottledError) return `Too many requests: try again in ${Math.ceil((error.retryAfterMs ?? 0) / 1000)} s.`;
     return 'Something went wrong.';
   }
 }

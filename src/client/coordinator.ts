@@ -16,7 +16,7 @@
 
 /** The rate-limit budget as the last response announced it. Snapshots are frozen. */
 export interface RateLimitState {
-  /** The request limit of the binding window (`X-RateLimit-Limit`, or the IETF `RateLimit` header's quota). */
+  /** The request limit of the binding window (`X-RateLimit-Limit`, or `RateLimit-Policy`'s `q`, else the `r` of the IETF `RateLimit`). */
   readonly limit: number;
   /** Requests left in that window (`X-RateLimit-Remaining`, or the IETF `r`). */
   readonly remaining: number;

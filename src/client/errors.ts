@@ -318,12 +318,14 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
 
 /**
  * The client refused to send the call: the rate-limit window it knows of lasts longer than
- * `maxRetryDelay`, or the call already waited as often as `maxRetries` allows. Nothing was sent,
+ * `maxRetryDelay`, requests in flight held it back without an answer for longer than its
+ * `timeout` (or `maxRetryDelay` when that is longer), or the call already waited as often as
+ * `maxRetries` allows. Nothing was sent,
  * so it has no status and no headers; `retryAfterMs` says when sending may work.
  */
 export class ThrottledError extends PetStoreError {
   override readonly name = 'ThrottledError';
-  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than `maxRetryDelay`). */
+  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than the call's `timeout`, or `maxRetryDelay` when that is longer). */
   declare readonly code: ThrottledErrorInit['code'];
   /** How long until a request may be sent, in milliseconds. */
   declare readonly retryAfterMs: number;

@@ -11,7 +11,7 @@ import { notify } from './runtime.js';
 export interface ClientEventMap {
   /** An attempt is about to be sent. `attempt` counts from 1. */
   request: CallInfo & { readonly attempt: number };
-  /** An attempt's response head arrived (its body is read next). */
+  /** An attempt's response arrived and its body was read. */
   response: CallInfo & {
     readonly attempt: number;
     readonly status: number;

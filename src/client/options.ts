@@ -25,9 +25,12 @@ export interface Logger {
   debug(message: string, ...args: unknown[]): void;
   /** Retries. */
   info(message: string, ...args: unknown[]): void;
-  /** Deprecations and coordinator trouble. */
+  /**
+   * Deprecations (to a logger you pass; the default warns through `process.emitWarning`). The
+   * Redis coordinator's warnings go to its own `onWarning`.
+   */
   warn(message: string, ...args: unknown[]): void;
-  /** Failed calls. */
+  /** Responses that break the API's schema (`ResponseValidationError`). A failed call is its error, not a log line. */
   error(message: string, ...args: unknown[]): void;
 }
 

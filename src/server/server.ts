@@ -51,7 +51,7 @@ export interface ReferenceServer {
 export interface BanEvent {
   /** `banned` when the key is banned, `ended` once its ban is over. */
   state: 'banned' | 'ended';
-  /** The key's label (its first characters and a hash), never the key. */
+  /** The key's label (its first characters and `…`, at most half the key), never the key. */
   key: string;
   /** When it happened (ISO 8601, on the server's clock). */
   time: string;
