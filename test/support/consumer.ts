@@ -1,5 +1,6 @@
 /**
- * The package as users get it: `npm pack` of this repository (`npm test` builds dist/ first),
+ * The package as users get it: `npm pack` of this repository (`npm test` builds dist/ first, so
+ * packing skips `prepack`, which would rebuild it under the tests that import it),
  * installed into a fresh project in a temporary directory, outside the repository. The package
  * test and the runtime matrix both start from it.
  */
@@ -31,7 +32,7 @@ export interface Consumer {
 export async function createConsumer(packages: string[] = []): Promise<Consumer> {
   const dir = await mkdtemp(join(tmpdir(), 'petstore-consumer-'));
   const inDir: Consumer['run'] = (file, args, options = {}) => run(file, args, { cwd: dir, timeout: 60_000, ...options });
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, timeout: 60_000 });
   const packed = (JSON.parse(stdout) as Consumer['packed'][])[0]!;
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   await inDir('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', `./${packed.filename}`, ...packages], { timeout: 120_000 });
