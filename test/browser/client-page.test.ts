@@ -3,7 +3,7 @@
 // request goes through CORS.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { BROWSERS, bundle, launch, ROOT, serveStatic, type TestBrowser, type TestPage } from './support.js';
 
@@ -78,6 +78,8 @@ describe.each(BROWSERS)('examples/browser in %s, against the reference server on
     await page.click('#first-pet');
     expect(await statusText(/^getPet|Error/)).toBe('getPet(1): Luna.');
     await page.click('#first-pet');
+    // The status already reads getPet(1) from the first click: wait for the second request itself.
+    await vi.waitFor(() => expect(log.filter((e) => e.path === '/v1/pets/1' && e.method === 'GET')).toHaveLength(2), { timeout: 10_000 });
     await statusText(/^getPet/);
     const warnings = page.console.filter((m) => m.type === 'warning' && m.text.includes('getPet'));
     expect(warnings.map((m) => m.text)).toEqual([
