@@ -63,7 +63,7 @@ export interface RedisCoordinatorOptions {
   commandTimeoutMs?: number | undefined;
   /**
    * Told once when Redis fails and the client falls back, and once when it rejoins.
-   * @default console.warn
+   * @default the warn of the first client's `logger` for the key (so its `logLevel` applies), else console.warn
    */
   onWarning?: ((message: string) => void) | undefined;
 }
@@ -268,8 +268,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const prefix = options.prefix ?? 'animal-store:rl';
   const timeoutMs = options.commandTimeoutMs ?? 250;
   // A callback that throws is reported, like a listener: a warning must not fail the decision.
-  const onWarning = options.onWarning ?? ((message: string) => console.warn(message));
-  const warn = (message: string) => notify([onWarning], message);
+  const warnTo = (onWarning: (message: string) => void) => (message: string) => notify([onWarning], message);
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
   let subscriber: RedisSubscriber | undefined;
@@ -302,6 +301,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     const id = createHash('sha256').update(`${scope.baseUrl}\n${scope.apiKey}`).digest('hex').slice(0, 32);
     let shared = bound.get(id);
     if (!shared) {
+      const warn = warnTo(options.onWarning ?? scope.warn ?? ((message) => console.warn(message)));
       shared = new Shared(`${prefix}:${id}`, run, timeoutMs, warn, subscribe, () => closed);
       bound.set(id, shared);
     }

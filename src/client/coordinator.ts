@@ -48,6 +48,11 @@ export interface CoordinatorScope {
   readonly apiKey: string;
   /** The base URL, ending in `/v1/`. */
   readonly baseUrl: string;
+  /**
+   * The client's logger at warn level (silent below it), for a coordinator's own warnings when
+   * it was given no place of its own for them.
+   */
+  readonly warn?: ((message: string) => void) | undefined;
 }
 
 /** What the client asks before an attempt. */

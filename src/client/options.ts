@@ -26,8 +26,8 @@ export interface Logger {
   /** Retries. */
   info(message: string, ...args: unknown[]): void;
   /**
-   * Deprecations (to a logger you pass; the default warns through `process.emitWarning`). The
-   * Redis coordinator's warnings go to its own `onWarning`.
+   * Deprecations (to a logger you pass; the default warns through `process.emitWarning`), and the
+   * Redis coordinator's warnings unless it was given an `onWarning` of its own.
    */
   warn(message: string, ...args: unknown[]): void;
   /** Responses that break the API's schema (`ResponseValidationError`). A failed call is its error, not a log line. */
@@ -374,6 +374,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   if (hostProcess() === undefined) headers.set('X-Animal-Store-Client', SDK_ID);
   else headers.set('User-Agent', `${SDK_ID} (${runtimeName()})`);
   headers.set('Authorization', `Bearer ${apiKey}`);
+  const log = levelled(options.logger ?? console, logLevel);
   return {
     apiKey,
     baseUrl,
@@ -381,10 +382,10 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     timeout: options.timeout ?? DEFAULTS.timeout,
     maxRetryDelay: options.maxRetryDelay ?? DEFAULTS.maxRetryDelay,
     throttle: options.throttle ?? DEFAULTS.throttle,
-    coordinator: bound(options.coordinator, { apiKey, baseUrl: baseUrl.href }),
+    coordinator: bound(options.coordinator, { apiKey, baseUrl: baseUrl.href, warn: log.warn }),
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
     logLevel,
-    log: levelled(options.logger ?? console, logLevel),
+    log,
     debug: logLevel === 'debug',
     fetch: options.fetch,
     headers,

@@ -580,6 +580,31 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it("without an onWarning of its own, the coordinator warns through the client's logger, whose logLevel applies", async () => {
+    const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
+    const lines: string[] = [];
+    const logger = { error() {}, warn: (message: string) => void lines.push(message), info() {}, debug() {} };
+    const console = vi.spyOn(globalThis.console, 'warn').mockImplementation(() => {});
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    try {
+      for (const logLevel of ['warn', 'off'] as const) {
+        const connection = await connect(redis.url);
+        connections.push(connection);
+        const coordinator = createRedisCoordinator({ redis: connection, prefix: fresh() });
+        const client = new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: (request) => server.fetch(request), coordinator, logger, logLevel });
+        await client.listPets();
+        await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+        await client.listPets(); // Redis does not answer in time: the call falls back, and says so
+        await inspector.ping();
+      }
+      expect(lines).toEqual([expect.stringMatching(/Redis failed .*coordinated in this process only/)]);
+      expect(console).not.toHaveBeenCalled();
+    } finally {
+      console.mockRestore();
+    }
+  });
+
   it('an onWarning that throws is reported, and the decision still falls back instead of failing the call', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
