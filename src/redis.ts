@@ -63,7 +63,7 @@ export interface RedisCoordinatorOptions {
   commandTimeoutMs?: number | undefined;
   /**
    * Told once when Redis fails and the client falls back, and once when it rejoins.
-   * @default the warn of the first client's `logger` for the key (so its `logLevel` applies), else console.warn
+   * @default the `logger` of each client bound to the key, at warn level (so its `logLevel` applies), else console.warn
    */
   onWarning?: ((message: string) => void) | undefined;
 }
@@ -267,8 +267,9 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const { redis } = options;
   const prefix = options.prefix ?? 'animal-store:rl';
   const timeoutMs = options.commandTimeoutMs ?? 250;
-  // A callback that throws is reported, like a listener: a warning must not fail the decision.
-  const warnTo = (onWarning: (message: string) => void) => (message: string) => notify([onWarning], message);
+  // Without an onWarning, each key warns through the loggers of the clients bound to it (each
+  // logger once: the client hands the same function for the same logger and level).
+  const sinks = new Map<string, Set<(message: string) => void>>();
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
   let subscriber: RedisSubscriber | undefined;
@@ -301,10 +302,14 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     const id = createHash('sha256').update(`${scope.baseUrl}\n${scope.apiKey}`).digest('hex').slice(0, 32);
     let shared = bound.get(id);
     if (!shared) {
-      const warn = warnTo(options.onWarning ?? scope.warn ?? ((message) => console.warn(message)));
+      const to = new Set<(message: string) => void>();
+      sinks.set(id, to);
+      // A callback that throws is reported, like a listener: a warning must not fail the decision.
+      const warn = (message: string) => notify(options.onWarning ? [options.onWarning] : to.size ? to : [console.warn], message);
       shared = new Shared(`${prefix}:${id}`, run, timeoutMs, warn, subscribe, () => closed);
       bound.set(id, shared);
     }
+    if (scope.warn) sinks.get(id)!.add(scope.warn);
     return shared;
   };
 

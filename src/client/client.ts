@@ -297,8 +297,9 @@ export class PetStoreClient {
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.
     this.#deprecations = new DeprecationReporter(this.#options.onDeprecation, options.logger ? (notice) => log.warn(notice.message) : () => {});
-    const { getSnapshot, subscribe } = this.#options.coordinator;
-    this.rateLimit = { getSnapshot, subscribe };
+    // Bound: a coordinator of the user's own may be a class with these methods on its prototype.
+    const { coordinator } = this.#options;
+    this.rateLimit = { getSnapshot: coordinator.getSnapshot.bind(coordinator), subscribe: coordinator.subscribe.bind(coordinator) };
     // The base URL ends in a slash and was checked once: joining strings is all a path needs.
     const url = (path: string) => this.#options.baseUrl.href + path;
     this.withResponse = Object.freeze({

@@ -172,7 +172,7 @@ const Milliseconds = z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
 /** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
 /** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
 const has = (value: unknown, names: readonly string[]) =>
-  typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+  ((typeof value === 'object' && value !== null) || typeof value === 'function') && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 const isFunction = (value: unknown) => typeof value === 'function';
 const COORDINATOR_METHODS = ['acquire', 'observe', 'changed', 'getSnapshot', 'subscribe'];
 
@@ -182,7 +182,8 @@ const COORDINATOR_METHODS = ['acquire', 'observe', 'changed', 'getSnapshot', 'su
  * Plain predicates, not zod: its custom and boolean schemas would add 0.3 KB gzip to a browser bundle.
  */
 const KINDS: Record<string, [(value: unknown) => boolean, string]> = {
-  baseUrl: [(value) => typeof value === 'string' || value instanceof URL, 'must be a string or a URL'],
+  // A URL from another realm (an iframe's) is a URL too.
+  baseUrl: [(value) => typeof value === 'string' || Object.prototype.toString.call(value) === '[object URL]', 'must be a string or a URL'],
   throttle: [(value) => typeof value === 'boolean', 'must be a boolean'],
   fetch: [isFunction, 'must be a function'],
   onDeprecation: [isFunction, 'must be a function'],
@@ -205,7 +206,8 @@ function checkOptions(options: object, what: string): void {
   for (const name in KINDS) {
     const [holds, rule] = KINDS[name]!;
     const value = (options as Record<string, unknown>)[name];
-    if (value !== undefined && !holds(value)) throw configError(`${what}: ${name} ${rule}.`, name);
+    // null from JavaScript means the default, as undefined does.
+    if (value != null && !holds(value)) throw configError(`${what}: ${name} ${rule}.`, name);
   }
   const checked = check(TuningSchema, options, what);
   if (!checked.success) throw new ValidationError({ issues: checked.issues, message: `${what}: ${checked.message}.` });
@@ -294,6 +296,15 @@ const NO_LOG = () => {};
  * listener that throws: a log line must not fail the call it is about (a created pet included).
  */
 function levelled(logger: Logger, level: LogLevel): Logger {
+  // One per logger and level, so a coordinator warning through several clients' loggers can
+  // tell two clients of one logger apart from two loggers, and says it once to each logger.
+  const known = LEVELLED.get(logger) ?? {};
+  LEVELLED.set(logger, known);
+  return (known[level] ??= makeLevelled(logger, level));
+}
+const LEVELLED = new WeakMap<Logger, Partial<Record<LogLevel, Logger>>>();
+
+function makeLevelled(logger: Logger, level: LogLevel): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const at = (name: Exclude<LogLevel, 'off'>): Logger[typeof name] => {
     if (LOG_LEVELS.indexOf(name) > rank) return NO_LOG;
@@ -338,7 +349,8 @@ function bound(coordinator: RateLimitCoordinator | undefined, scope: Coordinator
   if (!coordinator) return createMemoryCoordinator();
   if (!coordinator.bind) return coordinator;
   const own = guarded('PetStoreClient options: coordinator.bind()', () => coordinator.bind!(scope), '', 'threw');
-  checkOptions({ coordinator: own }, 'PetStoreClient options (what coordinator.bind() returned)');
+  // The client calls bind once: what it returns must be the coordinator itself, not another binder.
+  if (!has(own, COORDINATOR_METHODS)) throw configError(`PetStoreClient options: coordinator.bind() must return a coordinator (with ${COORDINATOR_METHODS.join(', ')}).`, 'coordinator');
   return own;
 }
 

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AuthenticationError, ConnectionError, DEFAULTS, PetStoreClient, ValidationError } from '@animal-store/sdk';
+import { AuthenticationError, ConnectionError, createMemoryCoordinator, DEFAULTS, PetStoreClient, ValidationError, type AcquireRequest, type RateLimitObservation, type RateLimitState } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { BASE_URL, run, useReferenceServer } from './harness.js';
 
@@ -85,7 +85,9 @@ describe('configuration', () => {
     expect(make({ onDeprecation: 'warn' })).toThrow('PetStoreClient options: onDeprecation must be a function.');
     expect(make({ logger: {} })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
     expect(make({ coordinator: {} })).toThrow('PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind).');
-    expect(make({ coordinator: { bind: () => 1 } })).toThrow('PetStoreClient options (what coordinator.bind() returned): coordinator must have the methods');
+    for (const returned of [undefined, 1, { bind() {} }]) {
+      expect(make({ coordinator: { bind: () => returned } })).toThrow('PetStoreClient options: coordinator.bind() must return a coordinator (with acquire, observe, changed, getSnapshot, subscribe).');
+    }
     const signal = await run(client().listPets({}, { signal: {} as AbortSignal }));
     expect(signal).toBeInstanceOf(ValidationError);
     expect((signal as Error).message).toBe('listPets options: signal must be an AbortSignal.');
@@ -101,8 +103,35 @@ describe('configuration', () => {
     expect(error?.cause).toBe(bug);
   });
 
-  it('baseUrl may be a URL object, like a string', async () => {
+  it('baseUrl may be a URL object, like a string, one from another realm (an iframe) too', async () => {
     expect(await run(client({ baseUrl: new URL(BASE_URL) }).listPets({ limit: 1 }))).toHaveLength(1);
+    const foreign = { [Symbol.toStringTag]: 'URL', toString: () => BASE_URL };
+    expect(await run(client({ baseUrl: foreign as unknown as URL }).listPets({ limit: 1 }))).toHaveLength(1);
+  });
+
+  it('null from JavaScript means the default, as undefined does', async () => {
+    const nulls = { logger: null, coordinator: null, throttle: null, onDeprecation: null, fetch: null, timeout: undefined };
+    expect(await run(client(nulls as never).listPets({ limit: 1 }))).toHaveLength(1);
+  });
+
+  it('a logger may be a function with the four methods, and a coordinator a class with its methods on the prototype', async () => {
+    const lines: string[] = [];
+    const logger = Object.assign(() => {}, { error() {}, warn() {}, info() {}, debug: (line: string) => void lines.push(line) });
+    class Own {
+      readonly #inner = createMemoryCoordinator();
+      acquire(request: AcquireRequest) { return this.#inner.acquire(request); }
+      observe(observation: RateLimitObservation) { return this.#inner.observe(observation); }
+      changed(signal?: AbortSignal) { return this.#inner.changed(signal); }
+      getSnapshot() { return this.#inner.getSnapshot(); }
+      subscribe(listener: (state: RateLimitState | undefined) => void) { return this.#inner.subscribe(listener); }
+    }
+    const c = client({ logger, logLevel: 'debug', coordinator: new Own() });
+    const heard: unknown[] = [];
+    c.rateLimit.subscribe((state) => void heard.push(state));
+    expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 300 });
+    expect(heard).toHaveLength(1);
+    expect(lines).toEqual([expect.stringMatching(/^listPets GET .* → 200/)]);
   });
 
   it('a misspelt option (JavaScript has no type check) is a ValidationError that names it and suggests the right one', () => {

@@ -580,25 +580,28 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
-  it("without an onWarning of its own, the coordinator warns through the client's logger, whose logLevel applies", async () => {
+  it("without an onWarning of its own, the coordinator warns through its clients' loggers, once each, and their logLevel applies", async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
-    const lines: string[] = [];
-    const logger = { error() {}, warn: (message: string) => void lines.push(message), info() {}, debug() {} };
+    const logger = (lines: string[]) => ({ error() {}, warn: (message: string) => void lines.push(message), info() {}, debug() {} });
+    const [silenced, heard] = [[] as string[], [] as string[]];
     const console = vi.spyOn(globalThis.console, 'warn').mockImplementation(() => {});
     const inspector = await connect(redis.url);
     connections.push(inspector);
+    const connection = await connect(redis.url);
+    connections.push(connection);
     try {
-      for (const logLevel of ['warn', 'off'] as const) {
-        const connection = await connect(redis.url);
-        connections.push(connection);
-        const coordinator = createRedisCoordinator({ redis: connection, prefix: fresh() });
-        const client = new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: (request) => server.fetch(request), coordinator, logger, logLevel });
-        await client.listPets();
-        await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
-        await client.listPets(); // Redis does not answer in time: the call falls back, and says so
-        await inspector.ping();
-      }
-      expect(lines).toEqual([expect.stringMatching(/Redis failed .*coordinated in this process only/)]);
+      const coordinator = createRedisCoordinator({ redis: connection, prefix: fresh() });
+      const fetch = (request: Request) => server.fetch(request);
+      // The first client of the key logs nothing; two more share one logger that logs warnings.
+      const off = new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logger: logger(silenced), logLevel: 'off' });
+      const shared = logger(heard);
+      const [one] = [0, 1].map(() => new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, coordinator, logger: shared }));
+      await off.listPets();
+      await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+      await one!.listPets(); // Redis does not answer in time: the call falls back, and says so
+      await inspector.ping();
+      expect(heard).toEqual([expect.stringMatching(/Redis failed .*coordinated in this process only/)]);
+      expect(silenced).toEqual([]);
       expect(console).not.toHaveBeenCalled();
     } finally {
       console.mockRestore();
