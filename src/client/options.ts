@@ -232,11 +232,12 @@ export function guarded<T>(what: string, read: () => T, tail = '', problem = 'co
  */
 function missing(option: string, example: string, variable: string): ValidationError {
   let near: string | undefined;
-  try {
+  // Listing the environment needs all of Deno's env access, which Deno would stop to ask for on a
+  // terminal: list it there only when that access was granted (a query never asks).
+  const deno = (globalThis as { Deno?: { permissions: { querySync(descriptor: { name: 'env' }): { state: string } } } }).Deno;
+  if (!deno || deno.permissions.querySync({ name: 'env' }).state === 'granted') {
     const plain = variable.replace(/_/g, '');
     near = Object.keys(hostProcess()?.env ?? {}).find((name) => name !== variable && name.replace(/_/g, '').toUpperCase() === plain);
-  } catch {
-    // No environment to list (Deno without --allow-env).
   }
   const hint = near ? ` (${near} is set: did you mean ${variable}?)` : '';
   return configError(`${option} is missing. Pass new PetStoreClient({ ${example} }) or set the ${variable} environment variable${hint}.`, option);

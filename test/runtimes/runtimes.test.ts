@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsumer, ROOT, type Consumer } from '../support/consumer.js';
+import { PROGRAMS, programPath } from '../support/programs.js';
 import { BUN, DENO, DENO_FLAGS, NODE_22_VERSION, NODE_24, node22, runCli, runInBrowser, runInWebKit, runWorkerd, writeEntries } from './runners.js';
 import { SCENARIO, type ErrorReport, type ModeReport, type ScenarioConfig, type ScenarioReport } from './scenario.js';
 
@@ -121,6 +122,19 @@ describe('the packed package in Deno, without permissions', () => {
     const flags = ['run', '--allow-net=127.0.0.1', '--node-modules-dir=manual', '--no-prompt'];
     const outcome = await runCli<ErrorReport | 'constructed'>(consumer, DENO, flags, { run: 'missing-option', baseUrl: api.url });
     expect(outcome).toMatchObject({ name: 'ValidationError', petStoreError: true, message: expect.stringContaining('apiKey') });
+  });
+
+  it('with env access to its own variables only, a missing option asks for no more on a terminal (Deno prompts there)', async () => {
+    // The hint for a misspelt variable lists the environment, which needs all env access: on a
+    // terminal Deno would stop the app to ask for it. Run as a developer would, on a pty.
+    const flags = ['run', '--allow-net=127.0.0.1', '--allow-env=PETSTORE_API_KEY,PETSTORE_BASE_URL,PETSTORE_LOG', '--node-modules-dir=manual'];
+    const request = JSON.stringify({ run: 'missing-option', baseUrl: api.url });
+    const { stdout } = await consumer.run(programPath(PROGRAMS.python), [join(ROOT, 'test/runtimes/on_terminal.py'), DENO, ...flags, 'cli.mjs', request], {
+      timeout: 60_000,
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', PETSTORE_APIKEY: 'misspelt' },
+    });
+    expect(stdout).not.toMatch(/requests env access/);
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({ name: 'ValidationError', message: expect.stringContaining('apiKey is missing') });
   });
 
   it('without --allow-net, a call fails at once with a PetStoreError saying so, not retried', async () => {
