@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { error, json, readJson, type Incoming, type Reply } from './http.js';
+import { allowList, error, json, readJson, type Incoming, type Reply } from './http.js';
 import type { RequestRecord } from './journal.js';
 
 /** The reference server's clock: the `now` option, moved by every `advance` and `set`. */
@@ -100,7 +100,7 @@ export async function answerAdmin(request: Incoming, method: string, path: strin
     return error(404, 'not_found', `No admin path /_admin${path.slice(0, 100)}. The admin API has ${Object.keys(PATHS).map((p) => `/_admin${p}`).join(', ')}.`);
   }
   if (!methods.includes(method)) {
-    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+    const allow = allowList(methods);
     return error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on /_admin${path}. Allowed: ${allow}.`, { Allow: allow });
   }
   switch (`${method} ${path}`) {

@@ -244,3 +244,8 @@ export function toResponse(reply: Reply): Response {
   });
   return new Response(body, init);
 }
+
+/** The `Allow` list of a resource with these methods: HEAD wherever GET is, and OPTIONS always. */
+export function allowList(methods: readonly string[]): string {
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}

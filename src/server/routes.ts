@@ -6,7 +6,7 @@
  * @module
  */
 import { check, GET_PET_SUNSET, LIST_LIMIT, ListPetsQuerySchema, PET_STATUSES } from '../schemas/index.js';
-import { error, json, jsonText, readJson, type Incoming, type Reply } from './http.js';
+import { allowList, error, json, jsonText, readJson, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { ServerNewPetSchema } from './rules.js';
 import type { PetStore } from './store.js';
@@ -185,8 +185,7 @@ export function matchRoute(path: string): RouteMatch | undefined {
 
 /** The methods a route allows, as `Allow` lists them: its own, HEAD wherever GET is, and OPTIONS. */
 export function allowed(route: Route | undefined): string {
-  const methods = route ? Object.keys(route.methods) : ['GET', 'POST'];
-  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+  return allowList(route ? Object.keys(route.methods) : ['GET', 'POST']);
 }
 
 /** Runs the handler of `method` (HEAD already dispatched as GET), or `undefined` when the route has none. */
