@@ -48,7 +48,8 @@ export interface ReferenceServerOptions {
   orders?: readonly unknown[];
   /**
    * The clock, in milliseconds since the Unix epoch. It is read on every request, so tests can
-   * move time (or use fake timers, which move `Date.now`).
+   * move time (or use fake timers, which move `Date.now`). When it steps back, each announced
+   * `Retry-After` window and ban keeps what was left of it, as with `clock.set`.
    * @default () => Date.now()
    */
   now?: () => number;

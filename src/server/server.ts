@@ -158,7 +158,14 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const labels = new Map(keys.map((key) => [key, keyLabel(key)]));
   /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
   let offset = 0;
-  const now = () => config.now() + offset;
+  /** The `now` option's last reading: when it steps back (fake timers set back), windows move with it, as with `clock.set`. */
+  let lastNow = -Infinity;
+  const now = () => {
+    const read = config.now();
+    if (read < lastNow) limiter.clockSetBack(lastNow - read);
+    lastNow = read;
+    return read + offset;
+  };
   /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
   const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;

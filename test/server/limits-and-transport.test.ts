@@ -55,6 +55,20 @@ describe('rate limits on the wire', () => {
     expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1, bans: 0 });
   });
 
+  it('the now option stepping back (fake timers set back) moves the Retry-After windows as clock.set does', async () => {
+    const { api, get, setNow } = server({ apiKeys: { k: { perMinute: 5, perDay: 100 } }, banThreshold: 4 });
+    for (let i = 0; i < 5; i++) await get();
+    expect((await get()).headers.get('Retry-After')).toBe('50');
+    setNow(START + 10_000);
+    await get(); // inside: 39.5 s of the wait are left
+    setNow(START + 10_000 - 120_000); // the now option steps two minutes back
+    await get(); // still inside, for what was left of the wait
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 2 });
+    setNow(START + 10_000 - 120_000 + 40_000); // the rest of the wait has passed
+    for (let i = 0; i < 5; i++) await get();
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 2, bans: 0 });
+  });
+
   it('a banned key that waited out the ban\'s Retry-After is served after the server\'s clock is set back', async () => {
     const bans: string[] = [];
     const { api, get, setNow } = server({ banThreshold: 1, banDurationMs: 60_000, onBan: (event) => void bans.push(`${event.state} ${event.until}`) });
