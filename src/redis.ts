@@ -543,8 +543,10 @@ class Shared implements RateLimitCoordinator {
           ],
         )
       .then((state) => this.#receive(state as string));
-    // Falling back, calls do not wait for Redis: the observation is queued for when it is back.
-    if (this.#failedAt) return void sent.catch(() => {});
+    // Falling back, calls do not wait for Redis to record what they met (it is queued for when
+    // Redis is back), except a 429: a process that exits at once must not lose it, and Redis may
+    // well answer again already. A 429 blocks the calls that would follow anyway.
+    if (this.#failedAt && blockForMs === undefined) return void sent.catch(() => {});
     try {
       await bounded(sent, this.timeoutMs);
     } catch (error) {

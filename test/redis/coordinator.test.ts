@@ -647,6 +647,35 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('a 429 met just after Redis came back, while the process still falls back, is recorded before the call settles, so exiting at once loses it not', async () => {
+    const server = budgetServer(2);
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const ours = connections.length;
+    const a = await processOf(server, prefix, { throttle: false, maxRetries: 0 }, warnings);
+    const aConnection = connections[ours]!;
+    const b = await processOf(server, prefix, { maxRetryDelay: 0 });
+    await a.listPets();
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '400', 'ALL']);
+    await a.listPets(); // Redis does not answer in time: a falls back (and stays so for a second)
+    await inspector.ping(); // Redis answers again
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    await expect(a.listPets()).rejects.toMatchObject({ name: 'RateLimitError' });
+    aConnection.destroy(); // a exits the moment its call settles: what it had not sent is lost
+    // The block is in Redis (however long Redis takes to run what it was sent, bounded), so b,
+    // which never saw the 429, sends nothing and says why.
+    const blocked = async () => {
+      const [state] = await inspector.keys(`${prefix}:*:state`);
+      return state !== undefined && Number(await inspector.hGet(state, 'blockedUntil')) > 0;
+    };
+    for (let i = 0; i < 40 && !(await blocked()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await blocked()).toBe(true);
+    await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    expect(server.inspect().keys[KEY]).toMatchObject({ requests: 3, insideRetryAfter: 0 });
+  });
+
   it('Redis down: once a process has fallen back, its calls do not wait for Redis to record their responses', async () => {
     const server = createReferenceServer({ apiKeys: { [KEY]: 'pro' } });
     const connection = await connect(redis.url);
