@@ -342,7 +342,7 @@ class Shared implements RateLimitCoordinator {
    * or released anywhere, on pub/sub): how many, and the slots they held in the window known
    * then, which ends at `until` (this machine's clock).
    */
-  #peers = { processes: 1, inFlight: 0, until: 0 };
+  #peers: { processes: number; inFlight: number; until: number } | undefined;
   readonly #fallback = new MemoryCoordinator();
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
@@ -476,6 +476,9 @@ class Shared implements RateLimitCoordinator {
   /** What Redis last said of the processes sharing the key and the slots in flight, for the window known now. */
   #count(processes: number, inFlight: number): void {
     if (Number.isFinite(processes) && Number.isFinite(inFlight)) {
+      // While this process falls back, the count only grows: a Redis restarted empty counts the
+      // first process back alone, while the others still fall back.
+      if (this.#failedAt && this.#peers) processes = Math.max(processes, this.#peers.processes);
       this.#peers = { processes, inFlight, until: this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0 };
     }
   }
@@ -490,15 +493,22 @@ class Shared implements RateLimitCoordinator {
    * burst of 429s and a ban.
    */
   #fallbackAcquire(request: AcquireRequest): AcquireDecision {
-    const { processes, inFlight, until } = this.#peers;
     const now = Date.now();
+    // Redis' count of the processes may be short (one that has not been granted a slot yet is not
+    // in it) or missing (Redis failed from the start, or refuses writes): whatever it says, half
+    // of the limit is left to the others, so that ten or fifty processes falling back together
+    // stay within it. Redis, once it answers, hands out the rest.
+    const peers = this.#peers;
+    const processes = peers?.processes ?? 1;
+    const counted = peers ? processes - 1 + (peers.until > now ? peers.inFlight : 0) : 0;
+    const reserve = Math.max(counted, Math.floor((this.#fallback.getSnapshot()?.limit ?? 0) / 2));
     if (request.throttle && !this.#fallback.blocked(now)) {
       if (this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
       // The window known has reset: the new one's budget is unknown, and a probe from every
       // process could overspend a limit smaller than their number. Wait for Redis instead.
       if ((this.#fallback.lastLimit(now) ?? Infinity) < processes) return { kind: 'spent', waitMs: REJOIN_AFTER_MS };
     }
-    const decision = this.#fallback.acquire(request, processes - 1 + (until > now ? inFlight : 0));
+    const decision = this.#fallback.acquire(request, reserve);
     if (decision.kind === 'spent' && (this.#fallback.getSnapshot()?.remaining ?? 0) > 0) {
       // Spent only for the share left to the other processes: Redis, once it answers, knows what
       // they sent. Ask it again each second (a busy wait, bounded as one behind requests in flight) rather than wait for the reset.
@@ -619,7 +629,7 @@ class Shared implements RateLimitCoordinator {
   #receive(message: string): void {
     const [what, inFlight, processes] = message.split(',');
     if (what === 'slots' || what === 'released') {
-      this.#count(Number(processes ?? this.#peers.processes), Number(inFlight));
+      this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
       if (what === 'slots') return;
     } else this.#adopt(message);
     this.wake();

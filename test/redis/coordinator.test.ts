@@ -57,6 +57,19 @@ async function thirdOfThree(fetch: (request: Request) => Promise<Response>, warn
   // The impatient one waits for nothing longer than 1 s (its timeout, for a wait behind others).
   return [client(0, 1_000), client(10_000, 30_000)] as const;
 }
+/** Each client makes 3 calls at a time, 6 in all; what each ended in ('ok' or its error's name). */
+async function storm(clients: readonly PetStoreClient[]): Promise<string[]> {
+  const outcomes = await Promise.all(
+    clients.flatMap((client) =>
+      Array.from({ length: 3 }, async () => {
+        const names: string[] = [];
+        for (let i = 0; i < 2; i++) names.push(await client.listPets().then(() => 'ok', (error: Error) => error.name));
+        return names;
+      }),
+    ),
+  );
+  return outcomes.flat();
+}
 const SCOPE = { apiKey: KEY, baseUrl: `${BASE_URL}/` };
 /** A "process" seen from below the client: its own Redis connection and the coordinator bound to the key. */
 async function coordinatorOf(prefix: string, options: Partial<RedisCoordinatorOptions> = {}) {
@@ -70,7 +83,7 @@ async function twoCoordinators() {
   return [(await coordinatorOf(prefix)).coordinator, (await coordinatorOf(prefix)).coordinator] as const;
 }
 /** What a 200 with a budget of `remaining` of 60 until `resetInMs` says, as the client observes it. */
-const answered = (remaining: number, resetInMs: number) => ({ status: 200, budget: { limit: 60, remaining, resetInMs }, blockForMs: undefined, banned: false });
+const answered = (remaining: number, resetInMs: number, limit = 60) => ({ status: 200, budget: { limit, remaining, resetInMs }, blockForMs: undefined, banned: false });
 /**
  * A process whose coordinator has made one decision (subscribed, scripts known, Redis' clock
  * measured), with its warnings collected.
@@ -84,14 +97,14 @@ async function warmProcessOf(prefix: string) {
 }
 /**
  * Two processes of one key, the first ("slow") warmed up and, given `remaining`, told of a window
- * (limit 60, 50 s) with that many left; then Redis holds every command for `holdMs`.
+ * (`limit`, 60 unless told, and 50 s) with that many left; then Redis holds every command for `holdMs`.
  */
-async function slowRedis(holdMs: number, remaining?: number) {
+async function slowRedis(holdMs: number, remaining?: number, limit = 60) {
   const prefix = fresh();
   const { connection, coordinator: slow, warnings } = await warmProcessOf(prefix);
   const { coordinator: other } = await coordinatorOf(prefix);
   if (remaining !== undefined) {
-    await slow.observe(answered(remaining, 50_000));
+    await slow.observe(answered(remaining, 50_000, limit));
   }
   const inspector = await connect(redis.url);
   connections.push(inspector);
@@ -365,8 +378,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('Redis slow: a request a process sends while falling back counts among the slots in flight on Redis once Redis runs again, until it is given back', async () => {
     // Before: it was in nobody's count, and a process deciding on Redis sent the whole remaining
-    // budget beside it (3 requests in flight on 2 left).
-    const { slow: fallen, other, caughtUp } = await slowRedis(600, 2);
+    // budget beside it (3 requests in flight on 2 left). (A limit of 3: the fallback leaves half
+    // of the limit to the other processes, one here, so it may send one of the 2 left.)
+    const { slow: fallen, other, caughtUp } = await slowRedis(600, 2, 3);
     const held = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
     expect(held.kind).toBe('granted');
     await caughtUp();
@@ -422,17 +436,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // 429's. (With maxRetryDelay 0, since a wait behind slots in flight counts against it, every
     // call but the first probe was refused at once: one request, and the pause never came.)
     const processes = await Promise.all(Array.from({ length: 50 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 5_000, maxRetries: 0 })));
-    // Each process: 3 calls at a time, 6 in all.
-    const outcomes = await Promise.all(
-      processes.flatMap((client) =>
-        Array.from({ length: 3 }, async () => {
-          const names: string[] = [];
-          for (let i = 0; i < 2; i++) names.push(await client.listPets().then(() => 'ok', (error: Error) => error.name));
-          return names;
-        }),
-      ),
-    );
-    for (const name of outcomes.flat()) expect(['ok', 'ThrottledError', 'RateLimitError']).toContain(name);
+    for (const name of await storm(processes)) expect(['ok', 'ThrottledError', 'RateLimitError']).toContain(name);
     expect(pause).toBeDefined();
     const stats = server.inspect().keys[KEY]!;
     // Before the fallback's slots were taken on Redis too and grants were published, one run of
@@ -442,6 +446,31 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(stats.requests).toBeLessThanOrEqual(100);
     expect(stats).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
     expect(bans).toEqual([]);
+  }, 30_000);
+
+  it('Redis refusing every write (out of memory) from the start: 10 processes that cannot count each other fall back, leave half the limit to the others, and the key is not banned', async () => {
+    // Before: each believed it was alone and spent down to the last request, ten at a time: 39
+    // requests on a budget of 30, 8 inside the 429's window, banned.
+    const server = budgetServer(30);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const fetch = async (request: Request) => {
+      const answer = await server.fetch(request);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return answer;
+    };
+    const prefix = fresh();
+    // A call waits at most 2 s for its share to come back (Redis does not answer for the test).
+    const processes = await Promise.all(Array.from({ length: 10 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 0, timeout: 2_000, maxRetries: 0 })));
+    await inspector.configSet({ 'maxmemory-policy': 'noeviction', maxmemory: '1' });
+    try {
+      for (const name of await storm(processes)) expect(['ok', 'ThrottledError']).toContain(name);
+    } finally {
+      await inspector.configSet({ maxmemory: '0' });
+    }
+    const stats = server.inspect().keys[KEY]!;
+    expect(stats.requests).toBeLessThanOrEqual(30);
+    expect(stats).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
   }, 30_000);
 
   it('Redis slow after the known window reset: a process whose last limit is below the number of processes sends no probe, it waits a second for Redis, and a call that may not wait that long is refused unsent', async () => {
