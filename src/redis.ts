@@ -267,9 +267,6 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const { redis } = options;
   const prefix = options.prefix ?? 'animal-store:rl';
   const timeoutMs = options.commandTimeoutMs ?? 250;
-  // Without an onWarning, each key warns through the loggers of the clients bound to it (each
-  // logger once: the client hands the same function for the same logger and level).
-  const sinks = new Map<string, Set<(message: string) => void>>();
   const run = { acquire: script(redis, ACQUIRE), release: script(redis, RELEASE), observe: script(redis, OBSERVE) };
   const bound = new Map<string, Shared>();
   let subscriber: RedisSubscriber | undefined;
@@ -302,14 +299,10 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     const id = createHash('sha256').update(`${scope.baseUrl}\n${scope.apiKey}`).digest('hex').slice(0, 32);
     let shared = bound.get(id);
     if (!shared) {
-      const to = new Set<(message: string) => void>();
-      sinks.set(id, to);
-      // A callback that throws is reported, like a listener: a warning must not fail the decision.
-      const warn = (message: string) => notify(options.onWarning ? [options.onWarning] : to.size ? to : [console.warn], message);
-      shared = new Shared(`${prefix}:${id}`, run, timeoutMs, warn, subscribe, () => closed);
+      shared = new Shared(`${prefix}:${id}`, run, timeoutMs, options.onWarning, subscribe, () => closed);
       bound.set(id, shared);
     }
-    if (scope.warn) sinks.get(id)!.add(scope.warn);
+    if (scope.warn) shared.loggers.add(scope.warn);
     return shared;
   };
 
@@ -360,12 +353,17 @@ class Shared implements RateLimitCoordinator {
   #flight: Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> | undefined;
   /** The releases of the slots the fallback granted that are still held. */
   readonly #fallbackHeld = new Set<() => void>();
+  /**
+   * The warn of each client bound to the key, told when there is no `onWarning` (each logger
+   * once: a client hands the same function for the same logger and level).
+   */
+  readonly loggers = new Set<(message: string) => void>();
 
   constructor(
     key: string,
     private readonly run: Scripts,
     private readonly timeoutMs: number,
-    private readonly warn: (message: string) => void,
+    private readonly onWarning: ((message: string) => void) | undefined,
     private readonly listen: (channel: string, listener: (message: string) => void) => Promise<void>,
     private readonly closed: () => boolean,
   ) {
@@ -595,12 +593,17 @@ class Shared implements RateLimitCoordinator {
   #answered(): void {
     if (!this.#failedAt) return;
     this.#failedAt = 0;
-    this.warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
+    this.#warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
+  }
+
+  /** Says `message` through `onWarning`, else every bound client's logger, else the console; one that throws is reported and decides nothing. */
+  #warn(message: string): void {
+    notify(this.onWarning ? [this.onWarning] : this.loggers.size ? this.loggers : [console.warn], message);
   }
 
   #fail(error: unknown): void {
     if (!this.#failedAt) {
-      this.warn(
+      this.#warn(
         `@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`,
       );
     }

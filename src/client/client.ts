@@ -414,7 +414,7 @@ export class PetStoreClient {
       () => {
         checkRequestOptions(options, what);
         const { signal, timeout = this.#options.timeout, maxRetries = this.#options.maxRetries, headers } = options;
-        return { signal, timeout, retries: maxRetries, headers: headers ? this.#headersFor(headers, operation.name) : this.#options.headers };
+        return { signal, timeout, retries: maxRetries, headers: this.#headersFor(operation, headers) };
       },
       NOTHING_SENT,
     );
@@ -589,17 +589,22 @@ export class PetStoreClient {
     return observed instanceof Promise ? observed.catch(() => {}) : undefined;
   }
 
-  /** The client's headers with a call's own on top; they never replace Authorization. */
-  #headersFor(init: HeadersInit, operation: string): Headers {
+  /**
+   * A call's headers, once for all its attempts: the client's, the call's own on top (they never
+   * replace Authorization), and the body's type when it has one and the call did not name it. The
+   * client's own, uncopied, when nothing is added.
+   */
+  #headersFor(operation: Operation<unknown>, init: HeadersInit | undefined): Headers {
+    if (!init && operation.body === undefined) return this.#options.headers;
     const headers = new Headers(this.#options.headers);
-    for (const [name, value] of toHeaders(init, `${operation} options`)) if (name !== 'authorization') headers.set(name, value);
+    if (init) for (const [name, value] of toHeaders(init, `${operation.name} options`)) if (name !== 'authorization') headers.set(name, value);
+    if (operation.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
     return headers;
   }
 
   /** Sends one request through ky (its retry and timeout off: ours are the only ones). */
   #send(operation: Operation<unknown>, headers: Headers, signal: AbortSignal): Promise<Response> {
     const base = this.#options.fetch ?? ((request: Request, init?: RequestInit) => globalThis.fetch(request, init));
-    if (operation.body !== undefined && !headers.has('content-type')) (headers = new Headers(headers)).set('content-type', 'application/json');
     const sent = ky(operation.url, {
       method: operation.method,
       headers,

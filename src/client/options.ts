@@ -168,8 +168,6 @@ export interface ResolvedOptions {
 
 const Milliseconds = z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
 
-/** Schema of the numeric options, shared by the client and by each call. */
-/** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
 /** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
 const has = (value: unknown, names: readonly string[]) =>
   ((typeof value === 'object' && value !== null) || typeof value === 'function') && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');

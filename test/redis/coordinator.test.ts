@@ -57,6 +57,11 @@ async function thirdOfThree(fetch: (request: Request) => Promise<Response>, warn
   // The impatient one waits for nothing longer than 1 s (its timeout, for a wait behind others).
   return [client(0, 1_000), client(10_000, 30_000)] as const;
 }
+/** Whether Redis holds a 429's block for the key under `prefix`. */
+async function blockedInRedis(inspector: Awaited<ReturnType<typeof connect>>, prefix: string): Promise<boolean> {
+  const [state] = await inspector.keys(`${prefix}:*:state`);
+  return state !== undefined && Number(await inspector.hGet(state, 'blockedUntil')) > 0;
+}
 /** Each client makes 3 calls at a time, 6 in all; what each ended in ('ok' or its error's name). */
 async function storm(clients: readonly PetStoreClient[]): Promise<string[]> {
   const outcomes = await Promise.all(
@@ -695,12 +700,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     aConnection.destroy(); // a exits the moment its call settles: what it had not sent is lost
     // The block is in Redis (however long Redis takes to run what it was sent, bounded), so b,
     // which never saw the 429, sends nothing and says why.
-    const blocked = async () => {
-      const [state] = await inspector.keys(`${prefix}:*:state`);
-      return state !== undefined && Number(await inspector.hGet(state, 'blockedUntil')) > 0;
-    };
-    for (let i = 0; i < 40 && !(await blocked()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await blocked()).toBe(true);
+    for (let i = 0; i < 40 && !(await blockedInRedis(inspector, prefix)); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await blockedInRedis(inspector, prefix)).toBe(true);
     await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     expect(server.inspect().keys[KEY]).toMatchObject({ requests: 3, insideRetryAfter: 0 });
   });
@@ -749,9 +750,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const inspector = await connect(redis.url);
     connections.push(inspector);
     for (let i = 0; i < 200; i++) {
-      const [state] = await inspector.keys(`${prefix}:*:state`);
-      const blocked = state !== undefined && Number(await inspector.hGet(state, 'blockedUntil')) > 0;
-      if (blocked && both.every((connection) => connection.isReady)) break;
+      if ((await blockedInRedis(inspector, prefix)) && both.every((connection) => connection.isReady)) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await new Promise((resolve) => setTimeout(resolve, 1_100));
