@@ -6,7 +6,7 @@
  */
 import { http, HttpResponse, type HttpHandler } from 'msw';
 import { isInjectedFault } from './server/faults.js';
-import { pageUrl } from './client/runtime.js';
+import { pageUrl } from './runtime.js';
 import type { ReferenceServer } from './server/server.js';
 
 /** Options of {@link createHandlers}. */

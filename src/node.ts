@@ -7,7 +7,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { reportListenerError } from './client/runtime.js';
+import { reportListenerError } from './runtime.js';
 import { truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';

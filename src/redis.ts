@@ -17,7 +17,7 @@ import type {
   RateLimitState,
 } from './client/coordinator.js';
 import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
-import { notify, Signal } from './client/runtime.js';
+import { notify, Signal } from './runtime.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
 export interface RedisClient {

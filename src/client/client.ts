@@ -35,7 +35,7 @@ import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
 import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
-import { isPermissionDenied, reportListenerError, sleep } from './runtime.js';
+import { isPermissionDenied, reportListenerError, sleep } from '../runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {

@@ -6,7 +6,7 @@
  */
 import { GET_PET_SUNSET } from '../schemas/index.js';
 import { parseHttpDate } from './headers.js';
-import { hostProcess, notify } from './runtime.js';
+import { hostProcess, notify } from '../runtime.js';
 
 /** What the client reports when an operation is deprecated. */
 export interface DeprecationNotice {

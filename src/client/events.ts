@@ -5,7 +5,7 @@
  * @module
  */
 import type { CallInfo } from './errors.js';
-import { notify } from './runtime.js';
+import { notify } from '../runtime.js';
 
 /** The payload of each event {@link PetStoreClient.on} can listen to. */
 export interface ClientEventMap {

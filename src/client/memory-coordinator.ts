@@ -10,7 +10,7 @@ import type {
   RateLimitObservation,
   RateLimitState,
 } from './coordinator.js';
-import { notify, Signal } from './runtime.js';
+import { notify, Signal } from '../runtime.js';
 
 /**
  * Two announcements whose resets are this close describe the same window: resets are whole

@@ -14,7 +14,7 @@
 import pRetry from 'p-retry';
 import { ApiError, ConnectionError, RateLimitError } from './errors.js';
 import { observeResponse, retryAfterMs, serverNow } from './headers.js';
-import { isPermissionDenied, sleep } from './runtime.js';
+import { isPermissionDenied, sleep } from '../runtime.js';
 
 /** Backoff base and cap, in milliseconds. */
 const BACKOFF = { baseMs: 500, capMs: 8_000 };

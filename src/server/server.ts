@@ -1,7 +1,7 @@
 // The client's own rule for listeners that throw, reused so both sides report them alike. The
 // module has no imports of its own and touches no host API until called: it costs the server
 // bundle a few lines.
-import { reportListenerError } from '../client/runtime.js';
+import { reportListenerError } from '../runtime.js';
 import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
