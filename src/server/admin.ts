@@ -42,6 +42,14 @@ const PATHS: Readonly<Record<string, readonly string[]>> = {
   '/clock': ['GET', 'POST'],
 };
 
+/**
+ * The `Allow` list of an admin path (the methods its 405 names and its preflight allows), or
+ * `undefined` when the admin API has no such path.
+ */
+export function adminAllow(path: string): string | undefined {
+  return Object.hasOwn(PATHS, path) ? allowList(PATHS[path]!) : undefined;
+}
+
 /** The path below `/_admin` when `pathname` is an admin path, else `undefined`. */
 export function adminPath(pathname: string): string | undefined {
   if (!pathname.startsWith('/_admin/')) return undefined;
@@ -95,12 +103,11 @@ const CLOCK_BODY = 'Send {"advanceMs": 60000} or {"set": "2026-12-01T00:00:00Z"}
 
 /** Answers one admin request; `method` is upper-case, HEAD already dispatched as GET. */
 export async function answerAdmin(request: Incoming, method: string, path: string, target: AdminTarget): Promise<Reply> {
-  const methods = PATHS[path];
-  if (!methods || !Object.hasOwn(PATHS, path)) {
+  const allow = adminAllow(path);
+  if (allow === undefined) {
     return error(404, 'not_found', `No admin path /_admin${path.slice(0, 100)}. The admin API has ${Object.keys(PATHS).map((p) => `/_admin${p}`).join(', ')}.`);
   }
-  if (!methods.includes(method)) {
-    const allow = allowList(methods);
+  if (!PATHS[path]!.includes(method)) {
     return error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on /_admin${path}. Allowed: ${allow}.`, { Allow: allow });
   }
   switch (`${method} ${path}`) {

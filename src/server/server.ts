@@ -2,7 +2,7 @@
 // module has no imports of its own and touches no host API until called: it costs the server
 // bundle a few lines.
 import { reportListenerError } from '../runtime.js';
-import { answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
+import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
@@ -267,7 +267,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     }
 
     if (method === 'OPTIONS') {
-      const allow = allowed(match?.route);
+      // A served admin path allows its own methods (DELETE /_admin/requests among them: a page
+      // that clears the journal is preflighted for DELETE); any other path the API's.
+      const allow = (adminServed ? adminAllow(admin) : undefined) ?? allowed(match?.route);
       return limited(
         empty(204, {
           Allow: allow,

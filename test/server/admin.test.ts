@@ -194,6 +194,26 @@ describe('admin API over HTTP', () => {
     expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
   });
 
+  it('a preflight to an admin path allows that path\'s own methods, so a page can DELETE /_admin/requests', async () => {
+    const { http } = await start();
+    const preflight = (path: string, method: string) =>
+      http(path, { method: 'OPTIONS', headers: { Origin: 'http://app.test', 'Access-Control-Request-Method': method } });
+    for (const [path, method, allow] of [
+      ['/_admin/requests', 'DELETE', 'GET, DELETE, HEAD, OPTIONS'],
+      ['/_admin/reset', 'POST', 'POST, OPTIONS'],
+      ['/_admin/keys', 'GET', 'GET, HEAD, OPTIONS'],
+      ['/_admin/clock/', 'POST', 'GET, POST, HEAD, OPTIONS'],
+    ] as const) {
+      const response = await preflight(path, method);
+      expect(response.status, path).toBe(204);
+      expect(response.headers.get('Access-Control-Allow-Methods'), path).toBe(allow);
+      expect(response.headers.get('Allow'), path).toBe(allow);
+      // What the 405 for another method there says is allowed.
+      const wrong = await http(path, { method: 'PUT' });
+      expect(wrong.headers.get('Allow'), path).toBe(allow);
+    }
+  });
+
   it('an unknown admin path answers 404 listing the admin paths, a wrong method 405 with Allow', async () => {
     const { http } = await start();
     const unknown = await http('/_admin/nothing');
