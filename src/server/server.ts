@@ -341,25 +341,19 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return reply instanceof Promise ? reply.then((r) => limited(r, admission, at)) : limited(reply, admission, at);
   }
 
-  /** The one place HEAD is handled: dispatched as GET, its body dropped (RFC 9110 9.3.2), errors included. */
+  /** Answers a request, HEAD dispatched as GET (its body is dropped in `close`, with every other answer's). */
   function answer(request: Incoming, exchange: Exchange): Reply | Promise<Reply> {
     const method = request.method.toUpperCase();
-    const head = method === 'HEAD';
-    const finish = (reply: Reply) => {
-      if (head) reply.body = null;
-      return reply;
-    };
     // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
     // a valid Error record rather than a thrown exception.
-    const failed = () =>
-      finish(error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.'));
+    const failed = () => error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request, head ? 'GET' : method, exchange);
+      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange);
     } catch {
       return failed();
     }
-    return reply instanceof Promise ? reply.then(finish, failed) : finish(reply);
+    return reply instanceof Promise ? reply.catch(failed) : reply;
   }
 
   /** A new exchange for a request arriving now. */
@@ -370,9 +364,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
 
   /**
    * Ends an exchange: every answer, faults and safety nets included, carries `Date` from the
-   * server's clock and its `X-Request-Id`, and is recorded (admin requests excepted).
+   * server's clock and its `X-Request-Id`, and is recorded (admin requests excepted). The one place
+   * a HEAD answer loses its body (RFC 9110 9.3.2), so an injected 503 or a safety net's 500 does too.
    */
   function close(reply: Reply, exchange: Exchange, record: boolean): Reply {
+    if (exchange.method.toUpperCase() === 'HEAD') reply.body = null;
     reply.headers.Date = new Date(now()).toUTCString();
     reply.headers['X-Request-Id'] = exchange.requestId;
     exchange.status = reply.dropped ? 0 : reply.status;
@@ -402,7 +398,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         await delay(fault.latencyMs, request.signal);
         return answer(request, exchange);
       case 'error':
-        return error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.');
+        // Before the request is acted on, so no counter moves: the headers of an untouched minute,
+        // as a forced 503 has, since every answer carries the rate-limit headers (spec, section 8).
+        return limited(error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.'), anonymous(exchange.at), exchange.at);
       case 'drop':
         if (fault.afterHandling) await answer(request, exchange);
         return { status: 0, headers: {}, body: null, dropped: true };

@@ -108,6 +108,20 @@ describe('rate limits on the wire', () => {
     expect(response.headers.get('Access-Control-Expose-Headers')?.split(/,\s*/)).toContain('Date');
   });
 
+  it('an injected 503 carries the rate-limit headers of an untouched minute, as a forced one does, touches no counter, and answers a HEAD without a body', async () => {
+    const api = createReferenceServer({ apiKeys: { k: 'pro' }, now: () => START, faults: { rate: 1, kinds: ['error'] } });
+    for (const method of ['GET', 'HEAD']) {
+      const response = await api.fetch(new Request('http://localhost/v1/pets', { method, headers: { Authorization: 'Bearer k' } }));
+      expect(response.status).toBe(503);
+      expect(response.headers.get('X-RateLimit-Limit'), method).toBe('60');
+      expect(response.headers.get('X-RateLimit-Remaining'), method).toBe('60');
+      expect(response.headers.get('X-RateLimit-Reset'), method).toBe(String(MINUTE_END / 1000));
+      if (method === 'HEAD') expect(response.body).toBeNull();
+      else expect(await response.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
+    }
+    expect(api.inspect().keys).toEqual({});
+  });
+
   it('rateLimitHeaders: "ietf" sends RateLimit and RateLimit-Policy instead of X-RateLimit-*, "both" sends both', async () => {
     const ietf = await server({ rateLimitHeaders: 'ietf' }).get();
     expect(ietf.headers.get('RateLimit-Policy')).toBe('"default";q=1;w=60');
