@@ -186,7 +186,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       reportListenerError(error);
     }
   };
-  const http = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     const log = (reply: Reply, whole: boolean) => record(reply, whole, performance.now() - started);
     let reply: Reply | Promise<Reply>;
@@ -205,7 +205,12 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
         log(fallback, !res.headersSent && send(res, fallback));
       },
     );
-  });
+  };
+  const http = createServer(handle);
+  // An Expect other than 100-continue is served like any request, as server.fetch and msw serve it
+  // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
+  // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
+  http.on('checkExpectation', handle);
   /** Answers on a bare socket, for what never became a request, and closes the connection. */
   const answerSocket = (socket: Duplex, reply: Reply) => {
     socket.end(serialize(reply));

@@ -117,6 +117,15 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'headers_too_large', status: 431 });
   });
 
+  it('an Expect other than 100-continue is answered as in-process, not with node:http\'s bare 417', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
+    const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nExpect: something\r\nConnection: close\r\n\r\n`);
+    const [head, body] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head).toMatch(/^x-ratelimit-remaining: 59\r?$/im);
+    expect(JSON.parse(body!)).toHaveLength(2);
+  });
+
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(
