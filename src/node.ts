@@ -109,6 +109,14 @@ function incoming(req: IncomingMessage, origin: string): Incoming {
   };
 }
 
+/**
+ * An HTTP/1.1 (or later) request without Host, which RFC 9112 (section 3.2) answers with a 400.
+ * HTTP/1.0 has no Host to require: such a request is served on the server's own origin.
+ */
+function hostless(req: IncomingMessage): boolean {
+  return req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1);
+}
+
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
 function serialize(reply: Reply): string {
   const body = reply.body ?? '';
@@ -191,7 +199,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     const log = (reply: Reply, whole: boolean) => record(reply, whole, performance.now() - started);
     let reply: Reply | Promise<Reply>;
     try {
-      reply = serve(incoming(req, origin));
+      reply = hostless(req)
+        ? refuse(400, 'bad_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2). Send Host: with the host and port you connect to.')
+        : serve(incoming(req, origin));
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
     }
@@ -206,7 +216,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       },
     );
   };
-  const http = createServer(handle);
+  // requireHostHeader off: node:http would answer a Host-less HTTP/1.1 request with a bare 400 (no
+  // Error record, no rate-limit headers); `hostless` gives it the server's 400 instead.
+  const http = createServer({ requireHostHeader: false }, handle);
   // An Expect other than 100-continue is served like any request, as server.fetch and msw serve it
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.

@@ -126,6 +126,19 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toHaveLength(2);
   });
 
+  it('an HTTP/1.1 request without Host gets a 400 Error record with rate-limit headers, not node:http\'s bare 400', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    const [head, body] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400/);
+    expect(head).toMatch(/^x-ratelimit-limit: 60\r?$/im);
+    expect(head).toMatch(/^x-request-id: [0-9a-f]{16}\r?$/im);
+    expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('Host') });
+    // HTTP/1.0 has no Host to require: it is served on the server's own origin.
+    expect(await raw(running.url, `GET /v1/pets HTTP/1.0\r\nAuthorization: Bearer k\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+    expect(running.server.inspect().keys.k).toMatchObject({ requests: 1 });
+  });
+
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(
