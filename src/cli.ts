@@ -99,13 +99,19 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
   let apiKeys: Record<string, PlanName | Quota> | undefined;
   for (const spec of values.key ?? []) {
     const [key = '', plan = 'free', perMinute, perDay, ...extra] = spec.split(':');
-    if (!key || extra.length > 0) throw new Error(`--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "${spec.replace(/^[^:]*/, '<key>')}".`);
-    apiKeys ??= {};
-    if (plan.toLowerCase() === 'enterprise') {
+    const enterprise = plan.toLowerCase() === 'enterprise';
+    // A named plan takes no quota after it: `k:pro:300` is misshapen, not an unknown plan.
+    if (!key || extra.length > 0 || (!enterprise && perMinute !== undefined)) {
+      throw new Error(`--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "${spec.replace(/^[^:]*/, '<key>')}".`);
+    }
+    // No prototype: a key named `__proto__` is a key like any other, not a prototype to set (the
+    // assignment was dropped, and the banner said "0 API key(s) accepted").
+    apiKeys ??= Object.create(null) as Record<string, PlanName | Quota>;
+    if (enterprise) {
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
       apiKeys[key] = { perMinute: int('key per-minute quota', perMinute), perDay: int('key per-day quota', perDay) };
     } else {
-      if (!(PLAN_NAMES as string[]).includes(plan.toLowerCase()) || perMinute !== undefined) {
+      if (!(PLAN_NAMES as string[]).includes(plan.toLowerCase())) {
         throw new Error(`--key: unknown plan "${plan}". Use ${PLAN_NAMES.join(', ')}, or enterprise:PER_MINUTE:PER_DAY.`);
       }
       apiKeys[key] = plan.toLowerCase() as PlanName;
@@ -133,6 +139,8 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
     rateText === undefined
       ? undefined
       : { rate: Number(rateText), ...(kinds ? { kinds } : {}), ...(seed !== undefined ? { seed } : {}) };
+  // An empty host is no interface: node:http would listen on every one, the admin API included.
+  if (!values.host.trim()) throw new Error(`--host must name an interface, such as 127.0.0.1, ::1 or localhost; got "${values.host}".`);
   const logFormat = values['log-format'];
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${oneOf(LOG_FORMATS)}; got "${logFormat}".`);
   const headers = values['ratelimit-headers'];

@@ -150,6 +150,19 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('a key named __proto__ is accepted like any other, and the banner counts it', async () => {
+    const cli = run(['--port', '0', '--key', '__proto__:pro']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    await cli.waitFor(/API key\(s\) accepted/);
+    expect(cli.out()).toContain('1 API key(s) accepted');
+    const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer __proto__' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('X-RateLimit-Limit')).toBe('300');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
     expect(await cli.exit()).toBe(0);
@@ -163,6 +176,9 @@ describe('petstore-server CLI', () => {
     [['--key', 'k:enterprise'], /needs a quota/],
     [['--key', 'k:enterprise:0:100'], /--key: .*positive integers/],
     [['--key', 'bad key:pro'], /--key: .*printable ASCII without spaces/],
+    [['--key', 'k:pro:300'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:pro:300"/],
+    [['--key', 'k:enterprise:1:2:3'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:enterprise:1:2:3"/],
+    [['--host', ''], /--host must name an interface/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
     [['--ratelimit-headers', 'draft'], /--ratelimit-headers must be x, ietf or both/],
     [['--fault-rate', '0.5', '--fault-kinds', 'bogus'], /--fault-kinds: "bogus" is not one of latency, error, drop, truncate/],
@@ -177,6 +193,7 @@ describe('petstore-server CLI', () => {
     [['--nope'], /Unknown option/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);
+    child = cli.child; // a flag taken by mistake starts a server: afterEach stops it
     expect(await cli.exit()).toBe(2);
     expect(cli.err()).toMatch(message);
     expect(cli.err()).toContain('--help');
