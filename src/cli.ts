@@ -172,6 +172,12 @@ async function main(): Promise<void> {
   }
   if (options.help) return void console.log(HELP);
   const { help: _help, quiet, logFormat, ...serverOptions } = options;
+  // Whoever reads the log may go away (a test harness that closes the pipe after the banner,
+  // `| head`): node ignores SIGPIPE, so the next line's EPIPE was an uncaught error that took the
+  // server down. The log goes unread from then on; the API serves on, and signals still stop it.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   /** Banner and shutdown lines: plain text, or JSON objects whose `message` holds the same text. */
   const say = (event: string, message: string, fields: Record<string, unknown> = {}) =>
     console.log(logFormat === 'json' ? JSON.stringify({ event, time: new Date().toISOString(), message, ...fields }) : message);

@@ -163,6 +163,19 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('keeps serving when whoever reads its output goes away (the pipe closed after the banner), and still exits 0 on SIGTERM', async () => {
+    const cli = run(['--port', '0']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
+    cli.child.stdout.destroy(); // a harness that read the banner and closed the pipe
+    for (let i = 0; i < 3; i++) {
+      expect((await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } })).status).toBe(200);
+    }
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+    expect(cli.err()).toBe('');
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
     expect(await cli.exit()).toBe(0);
