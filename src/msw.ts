@@ -49,7 +49,10 @@ export function createHandlers(server: ReferenceServer, options: CreateHandlersO
     try {
       return await server.fetch(request);
     } catch (error) {
-      if (isInjectedFault(error)) return HttpResponse.error();
+      // A dropped connection is a network error. So is the rejection of a request its client
+      // aborted (server.fetch rejects at once with the reason): nobody waits for an answer, and
+      // rethrown, msw reported it as an unhandled exception in the handler, with a stack trace.
+      if (isInjectedFault(error) || request.signal.aborted) return HttpResponse.error();
       throw error;
     }
   };

@@ -34,6 +34,25 @@ describe('createHandlers', () => {
     await expect(fetch(`${baseUrl}/pets`, { headers: { Authorization: 'Bearer k' } })).rejects.toThrow(TypeError);
   });
 
+  it('a request its client aborts while the server waits (an injected latency) ends quietly, not as an unhandled exception msw reports', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 60_000 } });
+    mock = setupServer(...createHandlers(server, { baseUrl }));
+    mock.listen({ onUnhandledFrame: 'error' });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const controller = new AbortController();
+      // Aborted once msw has handed the request to the server, which then waits on the latency.
+      mock.events.on('request:start', () => void setTimeout(() => controller.abort(new Error('gave up'))));
+      const pending = fetch(`${baseUrl}/pets`, { headers: { Authorization: 'Bearer k' }, signal: controller.signal });
+      await expect(pending).rejects.toThrow('gave up');
+      // msw hears of the abort a few ticks after the client does: give it a moment, bounded.
+      for (let i = 0; i < 5 && errors.mock.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(errors.mock.calls.flat().join(' ')).not.toContain('unhandled exception');
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
   it('in a page, takes the same relative base URL as the client (/api/v1), resolved against the page\'s address', async () => {
     vi.stubGlobal('location', { href: 'https://app.test/shop/index.html' });
     try {
