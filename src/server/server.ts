@@ -365,10 +365,14 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /**
    * Ends an exchange: every answer, faults and safety nets included, carries `Date` from the
    * server's clock and its `X-Request-Id`, and is recorded (admin requests excepted). The one place
-   * a HEAD answer loses its body (RFC 9110 9.3.2), so an injected 503 or a safety net's 500 does too.
+   * a HEAD answer loses its body (RFC 9110 9.3.2), so an injected 503 or a safety net's 500 does too;
+   * with no body, a truncate fault has nothing to cut, and the answer goes out (and is logged) whole.
    */
   function close(reply: Reply, exchange: Exchange, record: boolean): Reply {
-    if (exchange.method.toUpperCase() === 'HEAD') reply.body = null;
+    if (exchange.method.toUpperCase() === 'HEAD') {
+      reply.body = null;
+      delete reply.truncated;
+    }
     reply.headers.Date = new Date(now()).toUTCString();
     reply.headers['X-Request-Id'] = exchange.requestId;
     exchange.status = reply.dropped ? 0 : reply.status;

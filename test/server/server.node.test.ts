@@ -255,6 +255,17 @@ describe('startReferenceServer', () => {
     expect(log[0]).toMatchObject({ status: 200, truncated: true, requestId: expect.stringMatching(/^[0-9a-f]{16}$/) });
   });
 
+  it('a HEAD that draws a truncate fault has no body to cut: it goes out whole and is not logged as truncated', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 5, faults: { rate: 1, kinds: ['truncate'] }, onRequest: (e) => log.push(e) });
+    const response = await fetch(`${running.url}/pets`, { method: 'HEAD', headers: { Authorization: 'Bearer k' } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('');
+    await expect.poll(() => log.length).toBe(1);
+    expect(log[0]).toMatchObject({ method: 'HEAD', status: 200 });
+    expect(log[0]!.truncated).toBeUndefined();
+  });
+
   it('X-Request-Id comes on answers node:http could not parse too, and the log names them', async () => {
     const log: RequestLogEntry[] = [];
     running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
