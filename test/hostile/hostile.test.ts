@@ -144,6 +144,19 @@ describe('Retry-After is whole seconds or an IMF-fixdate, nothing else', () => {
     expect(arrivals[1]).toBeLessThanOrEqual(asked + 1_000);
   });
 
+  it.each([
+    ['an X-RateLimit-Reset 10 s in the past', (now: number) => budget(60, 0, now - 10_000)],
+    ['an IETF RateLimit with t=0', () => ({ RateLimit: '"default";r=0;t=0' })],
+  ])('a 429 without Retry-After whose spent budget resets now or in the past (%s) backs off exponentially (before: both retries went at once, with no wait)', async (_, headers) => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.99);
+    const { arrivals } = await serve((n, now) => (n < 2 ? { status: 429, headers: headers(now) } : { status: 200 }));
+    expect(await drive(client().listPets())).toEqual([]);
+    expect(arrivals).toHaveLength(3);
+    // The backoff of each retry with Math.random() = 0.99: 495 ms, then 990 ms.
+    expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(495);
+    expect(arrivals[2]! - arrivals[1]!).toBeGreaterThanOrEqual(990);
+  });
+
   it('a bare 429 blocks every call of the client for the backoff, not only the call that got it', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.99);
     const { arrivals } = await serve((n) => (n === 0 ? { status: 429 } : { status: 200 }));
