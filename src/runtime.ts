@@ -83,7 +83,13 @@ export function sleep(ms: number, signal?: AbortSignal, wake?: (signal: AbortSig
     const onAbort = () => finish(signal!.reason);
     const timer = Number.isFinite(ms) ? setTimeout(finish, Math.max(0, ms)) : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
-    wake?.(done.signal).then(() => finish(), () => {});
+    // A wake that throws, or answers no promise (a coordinator of the user's own), ends the wait
+    // with that failure, its timer cleared; one that rejects only leaves the timer to end it.
+    try {
+      wake?.(done.signal).then(() => finish(), () => {});
+    } catch (error) {
+      finish(error);
+    }
   });
 }
 

@@ -104,6 +104,9 @@ const TOO_LARGE = Symbol('too large');
 
 const NOTHING_SENT = ' Nothing was sent.';
 
+/** The kinds of decision that hold a call back (see AcquireDecision). */
+const WAITS = ['blocked', 'spent', 'busy'];
+
 /** Checks a call's argument before anything is sent; `ValidationError` names the field. */
 function argument<S extends z.ZodMiniType>(schema: S, input: unknown, what: string, operation: string): z.infer<S> {
   const checked = guarded(`${operation}: ${what}`, () => check(schema, input, what), NOTHING_SENT);
@@ -194,14 +197,16 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   const { waitMs } = decision;
   const code = decision.kind === 'blocked' ? (decision.banned ? 'api_key_banned' : 'rate_limited') : 'budget_spent';
   const noWaits = waits <= 0;
-  // An endless wait (a coordinator of the user's own can answer one) has no date to show.
-  const endless = !Number.isFinite(waitMs);
+  // An endless wait, or one past the dates a Date holds (a coordinator of the user's own can
+  // answer either), has no date to show: toISOString would throw a RangeError.
+  const until = new Date(Date.now() + waitMs);
+  const endless = Number.isNaN(until.getTime());
   const why = noWaits
     ? 'the call already waited for as many rate-limit windows as maxRetries allows'
     : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${limit})`;
   const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
   return new ThrottledError({
-    message: `${where}${what}${endless ? '' : ` until ${new Date(Date.now() + waitMs).toISOString()}`}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
+    message: `${where}${what}${endless ? '' : ` until ${until.toISOString()}`}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
     code,
     retryAfterMs: waitMs,
     call,
@@ -454,18 +459,33 @@ export class PetStoreClient {
     const { call, timeout, signal } = state;
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
+    // A coordinator of the user's own that fails (throws, rejects, or answers what is not a
+    // decision): nothing may be sent without its decision. (An abort is an AbortError either way:
+    // #call makes it one.)
+    const failed = (error: unknown) => new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
     let busySince: number | undefined;
     for (;;) {
       let decision: AcquireDecision | Promise<AcquireDecision>;
       try {
         decision = coordinator.acquire(request);
         if (decision instanceof Promise) decision = await decision;
+        // Read here, where a TypeError is the coordinator's failure, not one that leaves the client.
+        if (!(decision.kind === 'granted' ? typeof decision.release === 'function' : WAITS.includes(decision.kind))) throw new TypeError(`acquire() answered ${JSON.stringify(decision.kind)} as its kind`);
       } catch (error) {
-        // A coordinator of the user's own that fails: nothing may be sent without its decision.
-        // (An abort is an AbortError either way: #call makes it one.)
-        throw new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
+        throw failed(error);
       }
-      if (decision.kind === 'granted') return decision.release;
+      if (decision.kind === 'granted') {
+        const { release } = decision;
+        // A release that throws is reported like a listener: the response is the call's answer
+        // (a created pet included), and a rejection would invite a retry that creates another.
+        return (unanswered) => {
+          try {
+            release(unanswered);
+          } catch (error) {
+            reportListenerError(error);
+          }
+        };
+      }
       const { kind } = decision;
       // A coordinator of the user's own may answer NaN or less than 0: NaN reads as "until
       // something changes" (bounded like every wait), below 0 as none.
@@ -483,7 +503,9 @@ export class PetStoreClient {
         }
         const left = busySince + limit - now;
         if (left > 0) {
-          await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done));
+          await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
+            throw failed(error);
+          });
           continue;
         }
       } else if (waitMs <= maxRetryDelay && state.waits > 0) {

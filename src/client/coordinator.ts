@@ -132,9 +132,10 @@ export interface RateLimitObservation {
  *   aside (only `blocked` still applies); not after a 5xx, 408 or 429 without one, which says
  *   nothing of the budget.
  *
- * When `acquire` throws or rejects, the call fails with a `PetStoreError` (the failure as its
- * `cause`) and nothing is sent. When `observe` throws, the failure is reported (`reportError`)
- * and the call still returns its response.
+ * When `acquire` throws, rejects or answers something that is not a decision, or `changed`
+ * throws or returns no promise, the call fails with a `PetStoreError` (the failure as its
+ * `cause`) and nothing is sent. When `observe` or a slot's `release` throws, the failure is
+ * reported (`reportError`) and the call still returns its response.
  */
 export interface RateLimitCoordinator extends RateLimitStore {
   /**

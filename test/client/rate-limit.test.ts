@@ -253,6 +253,40 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-pro']?.requests ?? 0).toBe(before);
   });
 
+  it.each([
+    ['acquire answers undefined', { acquire: () => undefined as never }],
+    ['acquire answers a kind it does not know', { acquire: () => ({ kind: 'maybe' }) as never }],
+    ['acquire grants without a release function', { acquire: () => ({ kind: 'granted' }) as never }],
+    ['changed throws', { acquire: () => ({ kind: 'busy', waitMs: 100 }), changed: () => { throw new Error('store unreachable'); } }],
+    ['changed returns no promise', { acquire: () => ({ kind: 'busy', waitMs: 100 }), changed: () => undefined as never }],
+    ['acquire answers a wait past the dates a Date can hold', { acquire: () => ({ kind: 'spent', waitMs: 1e17 }) }],
+  ] satisfies [string, Partial<RateLimitCoordinator>][])('a coordinator of the user\'s own whose %s fails the call with a PetStoreError, nothing sent (before: a raw TypeError or RangeError left the client)', async (_, overrides) => {
+    let sent = 0;
+    const counting = (request: Request) => ((sent++), server.fetch(request));
+    const error = await run(client({ fetch: counting, coordinator: memoryWith(overrides), maxRetryDelay: 0, timeout: 1_000 }).listPets({ limit: 1 }));
+    expect(error).toBeInstanceOf(PetStoreError);
+    expect((error as Error).message).toMatch(/^listPets \(GET \/pets[^)]*\): not sent: /);
+    expect(sent).toBe(0);
+  });
+
+  it('a coordinator whose release throws is reported, and createPet still resolves to the pet it created (before: it rejected with the release\'s error, and a retry made a second pet)', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const failure = new Error('cannot release');
+    const memory = createMemoryCoordinator();
+    const coordinator = memoryWith({
+      acquire: (request) => {
+        const decision = memory.acquire(request) as Exclude<ReturnType<RateLimitCoordinator['acquire']>, Promise<unknown>>;
+        return decision.kind === 'granted' ? { kind: 'granted', release: (unanswered) => (decision.release(unanswered), (() => { throw failure; })()) } : decision;
+      },
+    });
+    const before = server.inspect().petCount;
+    expect(await run(client({ coordinator }).createPet({ name: 'Rex', categoryId: 1 }))).toMatchObject({ name: 'Rex' });
+    expect(server.inspect().petCount).toBe(before + 1);
+    expect(reported).toEqual([failure]);
+    vi.unstubAllGlobals();
+  });
+
   it('a coordinator whose observe throws is reported, and the call still returns its data', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
