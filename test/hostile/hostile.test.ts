@@ -261,6 +261,34 @@ describe('clock skew: the server\'s window is judged on the server\'s clock', ()
   });
 });
 
+describe('this machine\'s clock stepping back (NTP, a user) keeps what was left of each window', () => {
+  const HOUR = 3_600_000;
+
+  it('after a 429 with Retry-After 2, a step back of an hour: the next call waits out the 2 s, not an hour more (before: refused, "until" an hour ahead)', async () => {
+    const { arrivals } = await serve((n) => (n === 0 ? { status: 429, headers: { 'Retry-After': '2' } } : { status: 200 }));
+    const c = client();
+    expect(await drive(c.listPets(undefined, { maxRetries: 0 }))).toBeInstanceOf(RateLimitError);
+    vi.setSystemTime(Date.now() - HOUR);
+    expect(await drive(c.listPets())).toEqual([]);
+    // Both clocks stepped back: the time that passed between the two requests is the gap plus the hour.
+    const waited = arrivals[1]! - arrivals[0]! + HOUR;
+    expect(waited).toBeGreaterThanOrEqual(2_000);
+    expect(waited).toBeLessThanOrEqual(3_000);
+  });
+
+  it('with the budget spent until a reset 10 s away, a step back of an hour: the next call waits out the 10 s, not an hour more (before: refused)', async () => {
+    const { arrivals } = await serve((n, now) => ({ status: 200, headers: budget(60, n === 0 ? 0 : 59, now + 10_000) }));
+    const c = client();
+    expect(await drive(c.listPets())).toEqual([]);
+    vi.setSystemTime(Date.now() - HOUR);
+    expect(await drive(c.listPets())).toEqual([]);
+    // The reset is the next whole second past now + 10 s (00:00:21), 10.75 s after the first answer.
+    const waited = arrivals[1]! - arrivals[0]! + HOUR;
+    expect(waited).toBeGreaterThanOrEqual(10_750);
+    expect(waited).toBeLessThanOrEqual(11_750);
+  });
+});
+
 describe('an unannounced budget is not a budget of one', () => {
   it('before the first answer one request probes the budget and the others wait for it', async () => {
     let answerFirst: (() => void) | undefined;
