@@ -100,16 +100,29 @@ function ietfBudget(headers: Headers): RateLimitObservation['budget'] {
   return { limit, remaining: best.r, resetInMs: best.t * 1000 };
 }
 
-/** The `X-RateLimit-*` budget, its Unix-seconds reset measured against the server's clock. */
+/**
+ * The `X-RateLimit-*` budget, its Unix-seconds reset measured against the server's clock. Each
+ * header may come twice (a gateway adds its own above the API's), which fetch joins with ", ":
+ * the three are read member by member, and, as among IETF policies, the one with the fewest
+ * requests left binds. Read as absent, a doubled budget made the throttle step aside, and a
+ * burst went into a budget announced as spent. A member missing or malformed makes it all absent.
+ */
 function xBudget(headers: Headers, serverNow: number): RateLimitObservation['budget'] {
-  const limit = count(headers.get('X-RateLimit-Limit'));
-  const remaining = count(headers.get('X-RateLimit-Remaining'));
-  const reset = count(headers.get('X-RateLimit-Reset'), 12);
-  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
-  // A reset already past (or a relative number of seconds) means the window is over; one sent in
-  // milliseconds lies far beyond a day, and is not believed.
-  const resetInMs = bounded(Math.max(0, reset * 1000 - serverNow));
-  return resetInMs === undefined ? undefined : { limit, remaining, resetInMs };
+  const [limits, remainings, resets] = ['Limit', 'Remaining', 'Reset'].map((name) => headers.get(`X-RateLimit-${name}`)?.split(',') ?? []);
+  if (limits!.length !== remainings!.length || resets!.length !== remainings!.length) return undefined;
+  let best: RateLimitObservation['budget'];
+  for (const [i, member] of remainings!.entries()) {
+    const limit = count(limits![i]);
+    const remaining = count(member);
+    const reset = count(resets![i], 12);
+    if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
+    // A reset already past (or a relative number of seconds) means the window is over; one sent in
+    // milliseconds lies far beyond a day, and is not believed.
+    const resetInMs = bounded(Math.max(0, reset * 1000 - serverNow));
+    if (resetInMs === undefined) return undefined;
+    if (!best || remaining < best.remaining) best = { limit, remaining, resetInMs };
+  }
+  return best;
 }
 
 /** The server's clock when it answered (`Date`), else this machine's. */

@@ -218,6 +218,38 @@ describe('no single response poisons the client', () => {
     expect(after(arrivals)[0]).toBeLessThanOrEqual(6_750);
   });
 
+  it.each([
+    ['the same values twice', ['5', '5'], ['0', '0'], [30_000, 30_000]],
+    ['a gateway\'s above the API\'s', ['60', '5'], ['59', '0'], [60_000, 30_000]],
+  ])('X-RateLimit-* sent twice (%s, joined by fetch as "a, b"): the member with the fewest requests left binds, and the throttle holds back (before: read as absent, the throttle stepped aside and 10 calls went into a spent budget)', async (_, limits, remainings, resetsIn) => {
+    const { arrivals } = await serve((_, now) => (res) => {
+      res.sendDate = false;
+      res.setHeader('Date', new Date(now).toUTCString());
+      res.setHeader('X-RateLimit-Limit', limits);
+      res.setHeader('X-RateLimit-Remaining', remainings);
+      res.setHeader('X-RateLimit-Reset', resetsIn.map((ms) => String(Math.ceil((now + ms) / 1000))));
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
+    });
+    const c = client({ maxRetryDelay: 0 });
+    expect(await drive(c.listPets())).toEqual([]);
+    expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 5, remaining: 0 });
+    const refused = await drive(Promise.allSettled(Array.from({ length: 10 }, () => c.listPets())));
+    expect((refused as PromiseSettledResult<unknown>[]).map((r) => r.status === 'rejected' && r.reason)).toEqual(Array(10).fill(expect.objectContaining({ name: 'ThrottledError', code: 'budget_spent' })));
+    expect(arrivals).toHaveLength(1);
+  });
+
+  it('X-RateLimit-* sent twice with a member missing or malformed is absent as a whole, as one malformed header is', async () => {
+    await serve((_, now) => (res) => {
+      res.setHeader('X-RateLimit-Limit', ['60', '60']);
+      res.setHeader('X-RateLimit-Remaining', ['0', 'soon']);
+      res.setHeader('X-RateLimit-Reset', String(Math.ceil((now + 30_000) / 1000)));
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
+    });
+    const c = client();
+    expect(await drive(c.listPets())).toEqual([]);
+    expect(c.rateLimit.getSnapshot()).toBeUndefined();
+  });
+
   it('answers delivered out of order within a window: the lowest remaining holds, and the next call waits for the reset', async () => {
     const held: (() => void)[] = [];
     const { arrivals } = await serve((n, now) => {
