@@ -262,6 +262,11 @@ export class PetStoreClient {
   readonly #options: ResolvedOptions;
   readonly #deprecations: DeprecationReporter;
   readonly #events = new ClientEvents();
+  /**
+   * The API key where it stands alone in a text, not inside a longer token: a key `k` leaves
+   * `invalid_api_key` as it is. Visible ASCII, so escaping the regex syntax is all it needs.
+   */
+  readonly #key: RegExp;
 
   // `rateLimit` and `withResponse` are `declare`d: the constructor assigns them (see errors.ts).
 
@@ -298,6 +303,7 @@ export class PetStoreClient {
    */
   constructor(options: ClientOptions = {}) {
     this.#options = guarded('PetStoreClient options', () => resolveOptions(options));
+    this.#key = new RegExp(`(?<![\\w.~+/=-])${this.#options.apiKey.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}(?![\\w.~+/=-])`, 'g');
     const log = this.#options.log;
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.
@@ -571,24 +577,26 @@ export class PetStoreClient {
       );
     }
     if (this.#events.has('response')) this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId });
-    const body = parseBody(text ?? '');
+    let body = parseBody(text ?? '');
+    const checked = response.ok && 'json' in body ? check(operation.schema, body.json, 'response') : undefined;
+    if (checked?.success) return { data: checked.data, response, requestId };
+    // The answer goes into an error, which is logged and shown: a key the service echoed
+    // ("Invalid API key sk_…", a proxy's debug page of the request) is hidden there, and only it.
+    const hidden = text?.replace(this.#key, REDACTED);
+    if (hidden !== text) body = parseBody(hidden!);
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: response.headers, body: value, call });
-    const checked = 'json' in body ? check(operation.schema, body.json, 'response') : undefined;
-    if (!checked?.success) {
-      const error = new ResponseValidationError({
-        message: checked
-          ? `${describeCall(call)}: the response does not match the API's schema: ${checked.message}.`
-          : `${describeCall(call)}: the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`,
-        issues: checked?.issues ?? [],
-        body: value,
-        status: response.status,
-        call,
-      });
-      this.#options.log.error(error.message);
-      throw error;
-    }
-    return { data: checked.data, response, requestId };
+    const error = new ResponseValidationError({
+      message: checked
+        ? `${describeCall(call)}: the response does not match the API's schema: ${checked.message}.`
+        : `${describeCall(call)}: the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`,
+      issues: checked?.issues ?? [],
+      body: value,
+      status: response.status,
+      call,
+    });
+    this.#options.log.error(error.message);
+    throw error;
   }
 
   /**

@@ -96,7 +96,7 @@ export class ResponseValidationError extends PetStoreError {
   override readonly name = 'ResponseValidationError';
   /** Each mismatch found, with its path and a message. */
   declare readonly issues: readonly ValidationIssue[];
-  /** The body as received: parsed JSON, or the text when it was not JSON. */
+  /** The body as received (the API key hidden, should the service echo it): parsed JSON, or the text when it was not JSON. */
   declare readonly body: unknown;
   /** The HTTP status of the response. */
   declare readonly status: number;
@@ -227,7 +227,7 @@ export class ApiError<S extends number = number> extends PetStoreError {
   declare readonly code: string;
   /** The response headers (the request's headers, with the API key, are never kept). */
   declare readonly headers: Headers;
-  /** The body as received: the Error record, other JSON, or text. */
+  /** The body as received (the API key hidden, should the service echo it): the Error record, other JSON, or text. */
   declare readonly body: unknown;
   /** The response's `X-Request-Id`, to quote when reporting a problem. */
   declare readonly requestId: string | undefined;

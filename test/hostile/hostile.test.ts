@@ -609,6 +609,25 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     expect(server!.arrivals).toHaveLength(0);
   });
 
+  it.each([
+    ['a 401 Error record that echoes the key', { status: 401, body: JSON.stringify({ code: 'invalid_api_key', message: `Invalid API key ${KEY}`, status: 401 }) }, 'AuthenticationError'],
+    ['a proxy\'s 502 debug page that echoes the request', { status: 502, headers: { 'Content-Type': 'text/html' }, body: `<pre>Authorization: Bearer ${KEY}</pre>` }, 'InternalServerError'],
+    ['a 200 that is not JSON and echoes the request', { status: 200, headers: { 'Content-Type': 'text/plain' }, body: `Authorization: Bearer ${KEY}` }, 'ResponseValidationError'],
+  ])('%s: the error never shows the key, in its message, String, JSON or inspect (before: "Invalid API key sk_live_…" in the message)', async (_, reply, name) => {
+    await serve(() => reply);
+    const error = await drive(client({ maxRetries: 0 }).listPets());
+    expect(error).toMatchObject({ name });
+    expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 6 })}`).not.toContain(KEY);
+    // Only the key is hidden: the rest of what the service said is kept.
+    if (name === 'AuthenticationError') expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]') });
+  });
+
+  it('a key of one character is hidden only where it stands alone, so the rest of the answer still reads', async () => {
+    await serve(() => ({ status: 401, body: JSON.stringify({ code: 'invalid_api_key', message: 'Invalid API key k: check it', status: 401 }) }));
+    const error = await drive(client({ apiKey: 'k', maxRetries: 0 }).listPets());
+    expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]: check it') });
+  });
+
   it('String(client) and inspect(client) never show the key', async () => {
     await serve(() => ({ status: 200 }));
     const c = client();
