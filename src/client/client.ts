@@ -264,7 +264,8 @@ export class PetStoreClient {
   readonly #events = new ClientEvents();
   /**
    * The API key where it stands alone in a text, not inside a longer token: a key `k` leaves
-   * `invalid_api_key` as it is. Visible ASCII, so escaping the regex syntax is all it needs.
+   * `invalid_api_key` as it is. Matched as written: a key holding `"` or `\` (visible ASCII
+   * allows them, no real key has them) is escaped inside JSON text, and not found there.
    */
   readonly #key: RegExp;
 
@@ -303,7 +304,8 @@ export class PetStoreClient {
    */
   constructor(options: ClientOptions = {}) {
     this.#options = guarded('PetStoreClient options', () => resolveOptions(options));
-    this.#key = new RegExp(`(?<![\\w.~+/=-])${this.#options.apiKey.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}(?![\\w.~+/=-])`, 'g');
+    // Every other character escaped: outside unicode mode, a backslash before any of them means itself.
+    this.#key = new RegExp(`(?<![\\w.~+/=-])${this.#options.apiKey.replace(/\W/g, '\\$&')}(?![\\w.~+/=-])`, 'g');
     const log = this.#options.log;
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.
@@ -476,7 +478,7 @@ export class PetStoreClient {
         decision = coordinator.acquire(request);
         if (decision instanceof Promise) decision = await decision;
         // Read here, where a TypeError is the coordinator's failure, not one that leaves the client.
-        if (!(decision.kind === 'granted' ? typeof decision.release === 'function' : WAITS.includes(decision.kind))) throw new TypeError(`acquire() answered ${JSON.stringify(decision.kind)} as its kind`);
+        if (!(decision.kind === 'granted' ? typeof decision.release === 'function' : WAITS.includes(decision.kind))) throw new TypeError('acquire() answered no decision');
       } catch (error) {
         throw failed(error);
       }

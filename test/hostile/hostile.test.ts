@@ -622,9 +622,9 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     if (name === 'AuthenticationError') expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]') });
   });
 
-  it('a key of one character is hidden only where it stands alone, so the rest of the answer still reads', async () => {
-    await serve(() => ({ status: 401, body: JSON.stringify({ code: 'invalid_api_key', message: 'Invalid API key k: check it', status: 401 }) }));
-    const error = await drive(client({ apiKey: 'k', maxRetries: 0 }).listPets());
+  it.each(['k', 'sk+live.(1)$*[x]|y'])('a key (%j) is hidden only where it stands alone, whatever it holds, so the rest of the answer still reads', async (apiKey) => {
+    await serve(() => ({ status: 401, body: JSON.stringify({ code: 'invalid_api_key', message: `Invalid API key ${apiKey}: check it`, status: 401 }) }));
+    const error = await drive(client({ apiKey, maxRetries: 0 }).listPets());
     expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]: check it') });
   });
 
