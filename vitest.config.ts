@@ -33,7 +33,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
           exclude: INTEGRATION.map((dir) => `${dir}/**`),
-          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
+          // The type tests compile under exactOptionalPropertyTypes, as users' strictest projects do.
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'tsconfig.types.json' },
         },
       },
       {

@@ -15,11 +15,11 @@ export interface DeprecationNotice {
   /** A sentence saying what is deprecated, until when, and what to use instead. */
   message: string;
   /** When the operation stops working, if known. */
-  sunset?: Date;
+  sunset?: Date | undefined;
   /** The value of the response's `Deprecation` header, when the notice came from a response. */
-  deprecation?: string;
+  deprecation?: string | undefined;
   /** The value of the response's `Link` header (its successor), when the notice came from a response. */
-  link?: string;
+  link?: string | undefined;
 }
 
 /** Codes already warned about in this process, so `emitWarning` fires once per operation. */

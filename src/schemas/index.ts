@@ -44,7 +44,7 @@ export interface Pet {
   /** Identifier of the category the animal belongs to (int64). */
   categoryId: number;
   /** Its availability: `available`, `pending` or `sold`. Absent when none was given; the spec states no default. */
-  status?: PetStatus;
+  status?: PetStatus | undefined;
 }
 
 /**
@@ -199,10 +199,13 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Holds<T extends true> = T;
 /** A request schema's fields, without the index signature of those that pass unknown fields through. */
 type Named<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
-/** Compile-time only. @internal */
-export type SchemasMatchTheirInterfaces = Holds<
-  Same<Pet, z.infer<typeof PetSchema>> &
-    Same<NewPet, Omit<Named<z.infer<typeof NewPetSchema>>, 'id'>> &
-    Same<ListPetsQuery, Named<z.infer<typeof ListPetsQuerySchema>>> &
-    Same<ErrorRecord, z.infer<typeof ErrorRecordSchema>>
->;
+/**
+ * Compile-time only. One `Holds` per pair: joined with `&`, `true & false` is `never`, which
+ * passes `extends true`, so a mismatch went unnoticed. @internal
+ */
+export type SchemasMatchTheirInterfaces = [
+  Holds<Same<Pet, z.infer<typeof PetSchema>>>,
+  Holds<Same<NewPet, Omit<Named<z.infer<typeof NewPetSchema>>, 'id'>>>,
+  Holds<Same<ListPetsQuery, Named<z.infer<typeof ListPetsQuerySchema>>>>,
+  Holds<Same<ErrorRecord, z.infer<typeof ErrorRecordSchema>>>,
+];

@@ -1,10 +1,19 @@
+// Compiled with exactOptionalPropertyTypes on (tsconfig.types.json), as users' strictest projects are.
 import { describe, expectTypeOf, it } from 'vitest';
+import type * as z from 'zod/mini';
 import {
   ApiError,
+  ErrorRecordSchema,
+  ListPetsQuerySchema,
+  NewPetSchema,
   NotFoundError,
+  PetSchema,
   PetStoreClient,
   RateLimitError,
   type ApiResponse,
+  type DeprecationNotice,
+  type ErrorRecord,
+  type ListPetsQuery,
   type NewPet,
   type Pet,
   type PetStatus,
@@ -12,6 +21,7 @@ import {
 } from '@animal-store/sdk';
 
 declare const client: PetStoreClient;
+declare const input: unknown;
 
 describe('PetStoreClient types', () => {
   it('operations resolve to the API types', () => {
@@ -27,7 +37,7 @@ describe('PetStoreClient types', () => {
   });
 
   it('arguments are typed: status is the enum, NewPet has no id', () => {
-    expectTypeOf(client.listPets).parameter(0).toEqualTypeOf<{ limit?: number; status?: PetStatus } | undefined>();
+    expectTypeOf(client.listPets).parameter(0).toEqualTypeOf<{ limit?: number | undefined; status?: PetStatus | undefined } | undefined>();
     expectTypeOf<PetStatus>().toEqualTypeOf<'available' | 'pending' | 'sold'>();
     // @ts-expect-error status must be one of the enum
     void client.listPets({ status: 'lost' });
@@ -54,5 +64,19 @@ describe('PetStoreClient types', () => {
       }
       if (error instanceof NotFoundError) expectTypeOf(error.status).toEqualTypeOf<404>();
     }
+  });
+
+  it('the exported schemas parse to the exported interfaces', () => {
+    expectTypeOf<z.infer<typeof PetSchema>>().toEqualTypeOf<Pet>();
+    expectTypeOf<z.infer<typeof ErrorRecordSchema>>().toEqualTypeOf<ErrorRecord>();
+    expectTypeOf(NewPetSchema.parse(input)).toExtend<NewPet>();
+    expectTypeOf(ListPetsQuerySchema.parse(input)).toExtend<ListPetsQuery>();
+    const pet: Pet = PetSchema.parse(input);
+    void pet;
+  });
+
+  it('a DeprecationNotice says that its optional fields may be present and undefined, as the client sends them', () => {
+    const fromHeaders = { operation: 'getPet', message: '…', sunset: undefined, deprecation: '@1767225600', link: undefined };
+    expectTypeOf(fromHeaders).toExtend<DeprecationNotice>();
   });
 });
