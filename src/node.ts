@@ -40,17 +40,17 @@ export interface StartReferenceServerOptions extends ReferenceServerOptions {
    * The port; 0 picks a free one.
    * @default 0
    */
-  port?: number;
+  port?: number | undefined;
   /**
    * The interface to listen on.
    * @default '127.0.0.1'
    */
-  host?: string;
+  host?: string | undefined;
   /**
    * Called after each request is answered, e.g. to print a log line. A listener that throws is
    * reported (`reportError`, else rethrown in a microtask) and the server serves on.
    */
-  onRequest?: (entry: RequestLogEntry) => void;
+  onRequest?: ((entry: RequestLogEntry) => void) | undefined;
 }
 
 /** A running reference server. */

@@ -13,11 +13,11 @@ export interface FaultOptions {
    * - `truncate`: the request is acted on and the body is cut off halfway.
    * @default ['latency', 'error', 'drop', 'truncate']
    */
-  kinds?: readonly FaultKind[];
+  kinds?: readonly FaultKind[] | undefined;
   /** How long a `latency` fault delays the answer, in milliseconds. @default 200 */
-  latencyMs?: number;
+  latencyMs?: number | undefined;
   /** Seed of the pseudo-random draw, so a run can be repeated. @default 1 */
-  seed?: number;
+  seed?: number | undefined;
 }
 
 /**
@@ -65,7 +65,12 @@ function prng(seed: number): () => number {
 }
 
 /** Fault options after defaults are applied and inputs are checked. */
-export type ResolvedFaults = Required<FaultOptions>;
+export interface ResolvedFaults {
+  rate: number;
+  kinds: readonly FaultKind[];
+  latencyMs: number;
+  seed: number;
+}
 
 /** Draws faults for requests, or nothing when `faults` is undefined or its rate is 0. */
 export function createFaultPlanner(faults: ResolvedFaults | undefined): (() => FaultPlan | undefined) & { reset(): void } {

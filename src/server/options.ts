@@ -26,7 +26,7 @@ export const PLANS: Readonly<Record<PlanName, Readonly<Quota>>> = Object.freeze(
 export const DEMO_API_KEY = 'petstore-demo-key';
 
 /** A seed record: a new pet, optionally with the id it must have. */
-export type SeedPet = NewPet & { id?: number };
+export type SeedPet = NewPet & { id?: number | undefined };
 
 /** Options of {@link createReferenceServer}. Every one is optional. */
 export interface ReferenceServerOptions {
@@ -34,45 +34,45 @@ export interface ReferenceServerOptions {
    * The accepted API keys, each mapped to a plan name or to a custom (Enterprise) quota.
    * @default { [DEMO_API_KEY]: 'free' }
    */
-  apiKeys?: Record<string, PlanName | Quota>;
+  apiKeys?: Record<string, PlanName | Quota> | undefined;
   /**
    * The pets the store holds at start and after `reset()`: seed records, or a count of generated
    * ones (deterministic names, categories 1–5, statuses in turn).
    * @default 0
    */
-  pets?: number | readonly SeedPet[];
+  pets?: number | readonly SeedPet[] | undefined;
   /**
    * The orders `GET /store/orders` lists. The spec shows nothing of an order, so they are opaque.
    * @default []
    */
-  orders?: readonly unknown[];
+  orders?: readonly unknown[] | undefined;
   /**
    * The clock, in milliseconds since the Unix epoch. It is read on every request, so tests can
    * move time (or use fake timers, which move `Date.now`). When it steps back, each announced
    * `Retry-After` window and ban keeps what was left of it, as with `clock.set`.
    * @default () => Date.now()
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * How many requests a key may send inside a `Retry-After` window it was given before it is
    * banned. The first 429 never counts: only requests sent while told to wait do.
    * @default 5
    */
-  banThreshold?: number;
+  banThreshold?: number | undefined;
   /**
    * How long a ban lasts, in milliseconds.
    * @default 900_000 (15 minutes)
    */
-  banDurationMs?: number;
+  banDurationMs?: number | undefined;
   /** Injected faults (latency, 5xx, dropped connections, truncated bodies), for robustness tests. Off by default. */
-  faults?: FaultOptions;
+  faults?: FaultOptions | undefined;
   /**
    * Which rate-limit headers to send: `X-RateLimit-*` (what the spec names), the IETF draft's
    * `RateLimit` and `RateLimit-Policy`, or both, to test clients against a service that adopts
    * the standard.
    * @default 'x'
    */
-  rateLimitHeaders?: RateLimitHeaders;
+  rateLimitHeaders?: RateLimitHeaders | undefined;
   /**
    * Serves the admin API under `/_admin/` (outside `/v1`, no key needed): `POST /_admin/reset`,
    * `GET /_admin/keys`, `GET` and `DELETE /_admin/requests`, `GET` and `POST /_admin/clock`. For
@@ -81,12 +81,12 @@ export interface ReferenceServerOptions {
    * the same whatever this says.
    * @default false
    */
-  admin?: boolean;
+  admin?: boolean | undefined;
   /**
    * Called when a key is banned and when its ban ends (the CLI logs both). A listener that throws
    * is reported (`reportError`, else rethrown in a microtask) and changes no answer.
    */
-  onBan?: (event: BanEvent) => void;
+  onBan?: ((event: BanEvent) => void) | undefined;
 }
 
 /** Options after defaults are applied and inputs are checked. */
@@ -122,7 +122,7 @@ export const DEFAULTS = Object.freeze({
   /** No admin API. */
   admin: false,
   /** Fault injection, once `faults` is given: every kind, 200 ms of latency, seed 1. */
-  faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<Required<Omit<FaultOptions, 'rate'>>>,
+  faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<{ kinds: readonly FaultKind[]; latencyMs: number; seed: number }>,
 });
 
 const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];

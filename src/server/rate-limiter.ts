@@ -6,7 +6,7 @@ const DAY = 86_400_000;
 /** What the rate limiter decided for one request. */
 export interface Admission {
   /** `undefined` when the request may proceed; else the Error record code of the 429. */
-  refused?: 'rate_limited' | 'api_key_banned';
+  refused?: 'rate_limited' | 'api_key_banned' | undefined;
   /** Whole seconds to announce in `Retry-After` when refused. */
   retryAfter?: number;
   /** The binding window, for the `X-RateLimit-*` headers. */

@@ -1,0 +1,52 @@
+// The reference server's public types, as a user of @animal-store/sdk/server, /node and /msw sees
+// them. Compiled with exactOptionalPropertyTypes on (tsconfig.types.json).
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  createReferenceServer,
+  SERVER_DEFAULTS,
+  type FaultOptions,
+  type ReferenceServerOptions,
+  type SeedPet,
+} from '@animal-store/sdk/server';
+import { startReferenceServer, type StartReferenceServerOptions } from '@animal-store/sdk/node';
+
+declare const count: number | undefined;
+declare const text: string | undefined;
+
+describe('reference server types', () => {
+  it('every option accepts undefined, which means its default, as the client options do', () => {
+    // A project with exactOptionalPropertyTypes passes what it read from a flag or the environment as is.
+    const options = {
+      apiKeys: undefined,
+      pets: count,
+      orders: undefined,
+      now: undefined,
+      banThreshold: count,
+      banDurationMs: count,
+      faults: undefined,
+      rateLimitHeaders: undefined,
+      admin: undefined,
+      onBan: undefined,
+    };
+    expectTypeOf(options).toExtend<ReferenceServerOptions>();
+    expectTypeOf({ rate: 0.1, kinds: undefined, latencyMs: count, seed: count }).toExtend<FaultOptions>();
+    expectTypeOf({ name: 'Rex', categoryId: 1, status: undefined, id: count }).toExtend<SeedPet>();
+    expectTypeOf({ ...options, port: count, host: text, onRequest: undefined }).toExtend<StartReferenceServerOptions>();
+    expectTypeOf(createReferenceServer).toBeCallableWith(options);
+    expectTypeOf(startReferenceServer).toBeCallableWith({ port: count, host: text });
+  });
+
+  it('the defaults keep their types', () => {
+    expectTypeOf(SERVER_DEFAULTS.faults.latencyMs).toEqualTypeOf<number>();
+    expectTypeOf(SERVER_DEFAULTS.faults.seed).toEqualTypeOf<number>();
+  });
+
+  it('a misspelt option or an unknown plan does not compile', () => {
+    // @ts-expect-error apiKeys, not apikeys
+    createReferenceServer({ apikeys: { k: 'pro' } });
+    // @ts-expect-error the plans are free, pro and business (or a quota)
+    createReferenceServer({ apiKeys: { k: 'gold' } });
+    // @ts-expect-error rateLimitHeaders is x, ietf or both
+    createReferenceServer({ rateLimitHeaders: 'draft' });
+  });
+});
