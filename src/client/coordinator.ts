@@ -23,7 +23,7 @@ export interface RateLimitState {
   /** When that window resets, on this machine's clock. */
   readonly resetAt: Date;
   /** Until when the server asked every client of the key to send nothing (after a 429), on this machine's clock. */
-  readonly blockedUntil?: Date;
+  readonly blockedUntil?: Date | undefined;
 }
 
 /**

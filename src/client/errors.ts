@@ -58,7 +58,9 @@ export class PetStoreError extends Error {
 }
 
 /** What a {@link ValidationError} is made from. */
-export interface ValidationErrorInit extends Partial<PetStoreErrorInit> {
+export interface ValidationErrorInit extends Omit<PetStoreErrorInit, 'message'> {
+  /** The message; built from `issues` when absent or `undefined`. */
+  message?: string | undefined;
   /** Each problem found. */
   issues: readonly ValidationIssue[];
 }

@@ -10,6 +10,7 @@ import {
   PetSchema,
   PetStoreClient,
   RateLimitError,
+  ValidationError,
   type ApiResponse,
   type DeprecationNotice,
   type ErrorRecord,
@@ -17,7 +18,9 @@ import {
   type NewPet,
   type Pet,
   type PetStatus,
+  type RateLimitCoordinator,
   type RateLimitState,
+  type ValidationErrorInit,
 } from '@animal-store/sdk';
 
 declare const client: PetStoreClient;
@@ -78,5 +81,15 @@ describe('PetStoreClient types', () => {
   it('a DeprecationNotice says that its optional fields may be present and undefined, as the client sends them', () => {
     const fromHeaders = { operation: 'getPet', message: '…', sunset: undefined, deprecation: '@1767225600', link: undefined };
     expectTypeOf(fromHeaders).toExtend<DeprecationNotice>();
+  });
+
+  it('what a user builds accepts undefined where the SDK reads it with a default: a ValidationError message, a snapshot without a block', () => {
+    const message: string | undefined = undefined;
+    expectTypeOf({ issues: [], message }).toExtend<ValidationErrorInit>();
+    expectTypeOf(ValidationError).toBeConstructibleWith({ issues: [], message });
+    // A coordinator of one's own builds the snapshots client.rateLimit hands out.
+    const blockedUntil: Date | undefined = undefined;
+    expectTypeOf({ limit: 60, remaining: 59, resetAt: new Date(), blockedUntil }).toExtend<RateLimitState>();
+    expectTypeOf<ReturnType<RateLimitCoordinator['getSnapshot']>>().toEqualTypeOf<RateLimitState | undefined>();
   });
 });
