@@ -13,10 +13,11 @@ import type { ReferenceServer } from './server/server.js';
 export interface CreateHandlersOptions {
   /**
    * The base URL the handlers answer under, ending in `/v1`, as the client is configured with.
-   * In a browser it may be relative (`'/api/v1'`), resolved against the page's address.
+   * In a browser it may be relative (`'/api/v1'`), resolved against the page's address. A `URL`
+   * object serves as well as a string.
    * @example 'https://petstore.test/v1'
    */
-  baseUrl: string;
+  baseUrl: string | URL;
 }
 
 /**

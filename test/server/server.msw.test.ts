@@ -27,6 +27,13 @@ describe('createHandlers', () => {
     await expect(fetch('https://other.test/v1/pets', { headers })).rejects.toThrow();
   });
 
+  it('takes the base URL as a URL object too, as the client does', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
+    mock = setupServer(...createHandlers(server, { baseUrl: new URL(baseUrl) }));
+    mock.listen({ onUnhandledFrame: 'error' });
+    expect(await new PetStoreClient({ apiKey: 'k', baseUrl: new URL(baseUrl) }).listPets()).toHaveLength(1);
+  });
+
   it('turns an injected dropped connection into a network error', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['drop'] } });
     mock = setupServer(...createHandlers(server, { baseUrl }));

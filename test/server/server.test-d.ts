@@ -9,6 +9,7 @@ import {
   type SeedPet,
 } from '@animal-store/sdk/server';
 import { startReferenceServer, type StartReferenceServerOptions } from '@animal-store/sdk/node';
+import { createHandlers } from '@animal-store/sdk/msw';
 
 declare const count: number | undefined;
 declare const text: string | undefined;
@@ -48,5 +49,12 @@ describe('reference server types', () => {
     createReferenceServer({ apiKeys: { k: 'gold' } });
     // @ts-expect-error rateLimitHeaders is x, ietf or both
     createReferenceServer({ rateLimitHeaders: 'draft' });
+  });
+
+  it('createHandlers takes the base URL as the client does: a string or a URL', () => {
+    const server = createReferenceServer();
+    const baseUrl = new URL('https://petstore.test/v1');
+    expectTypeOf(createHandlers).toBeCallableWith(server, { baseUrl });
+    expectTypeOf(createHandlers).toBeCallableWith(server, { baseUrl: baseUrl.href });
   });
 });
