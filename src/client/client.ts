@@ -626,7 +626,7 @@ export class PetStoreClient {
    * replace Authorization), and the body's type when it has one and the call did not name it. The
    * client's own, uncopied, when nothing is added.
    */
-  #headersFor(operation: Operation<unknown>, init: HeadersInit | undefined): Headers {
+  #headersFor(operation: Operation<unknown>, init: RequestOptions['headers']): Headers {
     if (!init && operation.body === undefined) return this.#options.headers;
     const headers = new Headers(this.#options.headers);
     if (init) for (const [name, value] of toHeaders(init, `${operation.name} options`)) if (name !== 'authorization') headers.set(name, value);

@@ -104,10 +104,11 @@ export interface ClientOptions {
    */
   fetch?: Fetch | undefined;
   /**
-   * Extra headers sent with every request. `Authorization` is always set from `apiKey`.
+   * Extra headers sent with every request: `Headers`, a record, or a list of name-value pairs
+   * (a readonly one too: they are only read). `Authorization` is always set from `apiKey`.
    * @default {}
    */
-  headers?: HeadersInit | undefined;
+  headers?: HeadersInit | readonly (readonly [string, string])[] | undefined;
   /**
    * Called once per client and operation when an operation is deprecated, instead of the
    * default warning (`process.emitWarning` in Node, else `console.warn`).
@@ -124,8 +125,8 @@ export interface RequestOptions {
   timeout?: number | undefined;
   /** How many retries this call may make. @default the client's `maxRetries` */
   maxRetries?: number | undefined;
-  /** Extra headers for this call, merged over the client's. */
-  headers?: HeadersInit | undefined;
+  /** Extra headers for this call, merged over the client's (as {@link ClientOptions.headers} takes them). */
+  headers?: HeadersInit | readonly (readonly [string, string])[] | undefined;
 }
 
 /** The defaults of {@link ClientOptions}; no default is repeated elsewhere. */
@@ -281,9 +282,10 @@ export function checkRequestOptions(options: RequestOptions, what: string): void
  * `init` as `Headers`, or a `ValidationError` when fetch would refuse it (a line break in a value,
  * a space in a name). The message never echoes the value: it may hold a credential.
  */
-export function toHeaders(init: HeadersInit | undefined, what: string): Headers {
+export function toHeaders(init: RequestOptions['headers'], what: string): Headers {
   try {
-    return new Headers(init);
+    // Headers only reads the pairs: a readonly list is one its type does not name.
+    return new Headers(init as HeadersInit | undefined);
   } catch {
     throw configError(`${what}: headers must be names and values fetch accepts (a name is a token, a value has no line breaks).`, 'headers');
   }

@@ -92,4 +92,11 @@ describe('PetStoreClient types', () => {
     expectTypeOf({ limit: 60, remaining: 59, resetAt: new Date(), blockedUntil }).toExtend<RateLimitState>();
     expectTypeOf<ReturnType<RateLimitCoordinator['getSnapshot']>>().toEqualTypeOf<RateLimitState | undefined>();
   });
+
+  it('headers are only read: a readonly list of pairs serves, as fetch takes it', () => {
+    const headers = [['X-Team', 'pets']] as const;
+    expectTypeOf(PetStoreClient).toBeConstructibleWith({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', headers });
+    expectTypeOf(client.listPets).toBeCallableWith({}, { headers });
+    expectTypeOf(client.listPets).toBeCallableWith({}, { headers: new Headers(), timeout: undefined });
+  });
 });
