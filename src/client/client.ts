@@ -443,9 +443,9 @@ export class PetStoreClient {
         maxRetryDelay: this.#options.maxRetryDelay,
         signal,
         onRetry: (error, retry, delayMs) => {
-          const { name, message } = error as Error;
+          const { name, message } = error;
           this.#options.log.info(`${describeCall(call)}: retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${name}: ${message}`);
-          this.#events.emit('retry', { ...call, retry, delayMs, error: error as Error });
+          this.#events.emit('retry', { ...call, retry, delayMs, error });
         },
       });
     } catch (error) {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CallInfo } from './errors.js';
+import type { ApiError, CallInfo, ConnectionError } from './errors.js';
 import { notify } from '../runtime.js';
 
 /** The payload of each event {@link PetStoreClient.on} can listen to. */
@@ -20,8 +20,13 @@ export interface ClientEventMap {
     /** The response's `X-Request-Id`. */
     readonly requestId: string | undefined;
   };
-  /** A failed attempt will be retried after `delayMs` (for a 429, the window every call waits out, reported again as a `wait` event). */
-  retry: CallInfo & { readonly retry: number; readonly delayMs: number; readonly error: Error };
+  /**
+   * A failed attempt will be retried after `delayMs` (for a 429, the window every call waits out,
+   * reported again as a `wait` event). `error` is what failed it: an {@link ApiError} (a
+   * `RateLimitError`, a 408 or a 5xx) or a {@link ConnectionError} (a `TimeoutError` included),
+   * the only errors the client retries.
+   */
+  retry: CallInfo & { readonly retry: number; readonly delayMs: number; readonly error: ApiError | ConnectionError };
   /**
    * The call waits before sending: `blocked` (a 429 asked every client of the key to wait),
    * `spent` (the announced budget is used up until its reset), or `busy` (requests in flight may

@@ -49,8 +49,8 @@ export interface RetryOptions {
   retries: number;
   maxRetryDelay: number;
   signal: AbortSignal | undefined;
-  /** Told of each retry before its wait. */
-  onRetry: (error: unknown, retry: number, delayMs: number) => void;
+  /** Told of each retry before its wait, with the error retried (the only kinds retryDelayMs retries). */
+  onRetry: (error: ApiError | ConnectionError, retry: number, delayMs: number) => void;
 }
 
 /**
@@ -67,7 +67,7 @@ export function withRetries<T>(attempt: () => Promise<T>, options: RetryOptions)
     shouldRetry: async ({ error, retriesConsumed }) => {
       const wait = retryDelayMs(error, options.method, retriesConsumed + 1);
       if (wait === undefined || wait > options.maxRetryDelay) return false;
-      options.onRetry(error, retriesConsumed + 1, wait);
+      options.onRetry(error as ApiError | ConnectionError, retriesConsumed + 1, wait);
       // A 429's window is waited in the coordinator, with every other call of the key.
       if (!(error instanceof RateLimitError)) await sleep(wait, options.signal);
       return true;

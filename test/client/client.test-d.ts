@@ -3,6 +3,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod/mini';
 import {
   ApiError,
+  ConnectionError,
   ErrorRecordSchema,
   ListPetsQuerySchema,
   NewPetSchema,
@@ -98,5 +99,12 @@ describe('PetStoreClient types', () => {
     expectTypeOf(PetStoreClient).toBeConstructibleWith({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', headers });
     expectTypeOf(client.listPets).toBeCallableWith({}, { headers });
     expectTypeOf(client.listPets).toBeCallableWith({}, { headers: new Headers(), timeout: undefined });
+  });
+
+  it('a retry event carries the error that is retried: an ApiError (429, 408, 5xx) or a ConnectionError', () => {
+    client.on('retry', ({ error }) => {
+      expectTypeOf(error).toEqualTypeOf<ApiError | ConnectionError>();
+      expectTypeOf(error.status).toEqualTypeOf<number | undefined>();
+    });
   });
 });
