@@ -18,5 +18,6 @@ export type { KeyStats } from './rate-limiter.js';
 export { InjectedFault, isInjectedFault } from './faults.js';
 export type { FaultKind, FaultOptions } from './faults.js';
 export { openApiDocument } from './openapi.js';
+export type { OpenApiDocument, OpenApiOperation } from './openapi.js';
 // PetStore, RateLimiter, the routes, the reply helpers and createServerCore (the node adapter's
 // fast path) are internal on purpose: the server's contract is its HTTP behaviour, not its parts.

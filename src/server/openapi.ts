@@ -36,10 +36,51 @@ const ok = (description: string, body: unknown) => ({
   content: { 'application/json': { schema: body } },
 });
 
-let cached: object | undefined;
+/** One operation of the {@link OpenApiDocument}, as the OpenAPI 3.1 specification writes it. */
+export interface OpenApiOperation {
+  /** The client method of the same name: `listPets`, `createPet`, `getPet`, `listOrders`. */
+  operationId: string;
+  /** A few words on what it does. */
+  summary: string;
+  /** Whether the operation is deprecated (`getPet`); absent when it is not. */
+  deprecated?: boolean;
+  /** Why it is deprecated, and what to use instead. */
+  description?: string;
+  /** Its query or path parameters, each an OpenAPI Parameter Object. */
+  parameters?: Record<string, unknown>[];
+  /** Its body, an OpenAPI Request Body Object. */
+  requestBody?: Record<string, unknown>;
+  /** Each status it may answer, with an OpenAPI Response Object. */
+  responses: Record<string, Record<string, unknown>>;
+}
 
-/** The OpenAPI 3.1 document of the API, generated from the shared schemas. */
-export function openApiDocument(): object {
+/** The OpenAPI 3.1 document {@link openApiDocument} returns and `GET /v1/openapi.json` serves. */
+export interface OpenApiDocument {
+  /** The version of the OpenAPI specification. */
+  openapi: '3.1.0';
+  /** The API's title and version. */
+  info: { title: string; version: string };
+  /** Where the API is served, relative to the host (`/v1`). */
+  servers: { url: string }[];
+  /** What every operation requires: the bearer API key. */
+  security: Record<string, string[]>[];
+  /** The API's paths and their operations, by method. */
+  paths: {
+    '/pets': { get: OpenApiOperation; post: OpenApiOperation };
+    '/pets/{petId}': { get: OpenApiOperation };
+    '/store/orders': { get: OpenApiOperation };
+  };
+  /** The bearer scheme, and the JSON Schemas the operations refer to (`Pet`, `NewPet`, `PetStatus`, `Error`). */
+  components: {
+    securitySchemes: Record<string, Record<string, unknown>>;
+    schemas: Record<string, Record<string, unknown>>;
+  };
+}
+
+let cached: OpenApiDocument | undefined;
+
+/** The OpenAPI 3.1 document of the API, generated from the shared schemas. The same object on every call. */
+export function openApiDocument(): OpenApiDocument {
   return (cached ??= {
     openapi: '3.1.0',
     info: { title: 'Animal Store Service', version: '1.0.0' },

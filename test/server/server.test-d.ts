@@ -3,6 +3,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   createReferenceServer,
+  openApiDocument,
   SERVER_DEFAULTS,
   type FaultOptions,
   type ReferenceServerOptions,
@@ -56,5 +57,14 @@ describe('reference server types', () => {
     const baseUrl = new URL('https://petstore.test/v1');
     expectTypeOf(createHandlers).toBeCallableWith(server, { baseUrl });
     expectTypeOf(createHandlers).toBeCallableWith(server, { baseUrl: baseUrl.href });
+  });
+
+  it('openApiDocument() is typed as the document it is, not as object', () => {
+    const doc = openApiDocument();
+    expectTypeOf(doc.openapi).toEqualTypeOf<'3.1.0'>();
+    expectTypeOf(doc.info.version).toEqualTypeOf<string>();
+    expectTypeOf(doc.paths['/pets'].get.operationId).toEqualTypeOf<string>();
+    expectTypeOf(doc.paths['/pets/{petId}'].get.deprecated).toEqualTypeOf<boolean | undefined>();
+    expectTypeOf(doc.components.schemas).toEqualTypeOf<Record<string, Record<string, unknown>>>();
   });
 });
