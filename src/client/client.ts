@@ -33,7 +33,7 @@ import {
 } from './errors.js';
 import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
-import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type RequestOptions, type ResolvedOptions } from './options.js';
+import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { isPermissionDenied, reportListenerError, sleep } from '../runtime.js';
 
@@ -403,7 +403,16 @@ export class PetStoreClient {
   }
 
   /** The client's settings for logs, with the API key redacted. */
-  toJSON(): Record<string, unknown> {
+  toJSON(): {
+    apiKey: string;
+    baseUrl: string;
+    maxRetries: number;
+    timeout: number;
+    maxRetryDelay: number;
+    throttle: boolean;
+    maxResponseBytes: number;
+    logLevel: LogLevel;
+  } {
     const { apiKey: _key, baseUrl, fetch, onDeprecation, headers, coordinator, log, debug, ...rest } = this.#options;
     return { apiKey: REDACTED, baseUrl: baseUrl.href.replace(/\/$/, ''), ...rest };
   }

@@ -51,8 +51,8 @@ export class PetStoreError extends Error {
   }
 
   /** What `JSON.stringify(error)` shows: name, message, and `code` and `status` where the error has them. */
-  toJSON(): Record<string, unknown> {
-    const { code, status } = this as { code?: unknown; status?: unknown };
+  toJSON(): { name: string; message: string; code?: string; status?: number } {
+    const { code, status } = this as { code?: string; status?: number };
     return { name: this.name, message: this.message, ...(code === undefined ? {} : { code }), ...(status === undefined ? {} : { status }) };
   }
 }

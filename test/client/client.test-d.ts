@@ -16,6 +16,7 @@ import {
   type DeprecationNotice,
   type ErrorRecord,
   type ListPetsQuery,
+  type LogLevel,
   type NewPet,
   type Pet,
   type PetStatus,
@@ -106,5 +107,13 @@ describe('PetStoreClient types', () => {
       expectTypeOf(error).toEqualTypeOf<ApiError | ConnectionError>();
       expectTypeOf(error.status).toEqualTypeOf<number | undefined>();
     });
+  });
+
+  it('toJSON says what it holds, not Record<string, unknown>', () => {
+    type Numbers = 'maxRetries' | 'timeout' | 'maxRetryDelay' | 'maxResponseBytes';
+    type Settings = Record<'apiKey' | 'baseUrl', string> & Record<Numbers, number> & { throttle: boolean; logLevel: LogLevel };
+    expectTypeOf(client.toJSON()).branded.toEqualTypeOf<Settings>();
+    const error = new NotFoundError({ status: 404, headers: new Headers(), body: null });
+    expectTypeOf(error.toJSON()).toEqualTypeOf<{ name: string; message: string; code?: string; status?: number }>();
   });
 });
