@@ -9,11 +9,16 @@ import { notify } from '../runtime.js';
 
 /** The payload of each event {@link PetStoreClient.on} can listen to. */
 export interface ClientEventMap {
-  /** An attempt is about to be sent. `attempt` counts from 1. */
-  request: CallInfo & { readonly attempt: number };
+  /** An attempt is about to be sent. */
+  request: CallInfo & {
+    /** Which attempt of the call, counting from 1. */
+    readonly attempt: number;
+  };
   /** An attempt's response arrived and its body was read. */
   response: CallInfo & {
+    /** Which attempt of the call, counting from 1. */
     readonly attempt: number;
+    /** The response's HTTP status. */
     readonly status: number;
     /** Milliseconds from sending to the body being read. */
     readonly durationMs: number;
@@ -22,18 +27,32 @@ export interface ClientEventMap {
   };
   /**
    * A failed attempt will be retried after `delayMs` (for a 429, the window every call waits out,
-   * reported again as a `wait` event). `error` is what failed it: an {@link ApiError} (a
-   * `RateLimitError`, a 408 or a 5xx) or a {@link ConnectionError} (a `TimeoutError` included),
-   * the only errors the client retries.
+   * reported again as a `wait` event).
    */
-  retry: CallInfo & { readonly retry: number; readonly delayMs: number; readonly error: ApiError | ConnectionError };
-  /**
-   * The call waits before sending: `blocked` (a 429 asked every client of the key to wait),
-   * `spent` (the announced budget is used up until its reset), or `busy` (requests in flight may
-   * use up the budget, or probe an unknown one: the call waits for their answers, at most
-   * `waitMs`, until `until`).
-   */
-  wait: CallInfo & { readonly reason: 'blocked' | 'spent' | 'busy'; readonly waitMs: number; readonly until: Date };
+  retry: CallInfo & {
+    /** Which retry this is, counting from 1. */
+    readonly retry: number;
+    /** Milliseconds until the retry is sent. */
+    readonly delayMs: number;
+    /**
+     * What failed the attempt: an {@link ApiError} (a `RateLimitError`, a 408 or a 5xx) or a
+     * {@link ConnectionError} (a `TimeoutError` included), the only errors the client retries.
+     */
+    readonly error: ApiError | ConnectionError;
+  };
+  /** The call waits before sending. */
+  wait: CallInfo & {
+    /**
+     * `blocked` (a 429 asked every client of the key to wait), `spent` (the announced budget is
+     * used up until its reset), or `busy` (requests in flight may use up the budget, or probe an
+     * unknown one: the call waits for their answers, at most `waitMs`).
+     */
+    readonly reason: 'blocked' | 'spent' | 'busy';
+    /** How long the call waits, in milliseconds (for `busy`, the longest it waits). */
+    readonly waitMs: number;
+    /** When the wait ends, on this machine's clock. */
+    readonly until: Date;
+  };
 }
 
 /** The client's listeners. Emitting without listeners costs one lookup and builds no payload. */

@@ -59,20 +59,33 @@ export interface OpenApiDocument {
   /** The version of the OpenAPI specification. */
   openapi: '3.1.0';
   /** The API's title and version. */
-  info: { title: string; version: string };
+  info: {
+    /** The API's name: `Animal Store Service`. */
+    title: string;
+    /** The API's version (`1.0.0`), not the SDK's. */
+    version: string;
+  };
   /** Where the API is served, relative to the host (`/v1`). */
-  servers: { url: string }[];
+  servers: {
+    /** The base path. */
+    url: string;
+  }[];
   /** What every operation requires: the bearer API key. */
   security: Record<string, string[]>[];
   /** The API's paths and their operations, by method. */
   paths: {
+    /** `listPets` and `createPet`. */
     '/pets': { get: OpenApiOperation; post: OpenApiOperation };
+    /** `getPet`, deprecated. */
     '/pets/{petId}': { get: OpenApiOperation };
+    /** `listOrders`. */
     '/store/orders': { get: OpenApiOperation };
   };
-  /** The bearer scheme, and the JSON Schemas the operations refer to (`Pet`, `NewPet`, `PetStatus`, `Error`). */
+  /** What the document refers to by `$ref`. */
   components: {
+    /** The bearer API key scheme, `bearerAuth`. */
     securitySchemes: Record<string, Record<string, unknown>>;
+    /** The JSON Schemas of `Pet`, `NewPet`, `PetStatus` and `Error`. */
     schemas: Record<string, Record<string, unknown>>;
   };
 }

@@ -26,7 +26,10 @@ export const PLANS: Readonly<Record<PlanName, Readonly<Quota>>> = Object.freeze(
 export const DEMO_API_KEY = 'petstore-demo-key';
 
 /** A seed record: a new pet, optionally with the id it must have. */
-export type SeedPet = NewPet & { id?: number | undefined };
+export type SeedPet = NewPet & {
+  /** The pet's id. Seeds without one get ids counting up from one past the largest id given. */
+  id?: number | undefined;
+};
 
 /** Options of {@link createReferenceServer}. Every one is optional. */
 export interface ReferenceServerOptions {
@@ -122,7 +125,14 @@ export const DEFAULTS = Object.freeze({
   /** No admin API. */
   admin: false,
   /** Fault injection, once `faults` is given: every kind, 200 ms of latency, seed 1. */
-  faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<{ kinds: readonly FaultKind[]; latencyMs: number; seed: number }>,
+  faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<{
+    /** Every kind of fault. */
+    kinds: readonly FaultKind[];
+    /** A `latency` fault's delay, in milliseconds. */
+    latencyMs: number;
+    /** The seed of the draw. */
+    seed: number;
+  }>,
 });
 
 const NAMES = ['Rex', 'Whiskers', 'Bubbles', 'Nibbles', 'Luna', 'Milo', 'Coco', 'Pepper', 'Ziggy', 'Hazel'];
