@@ -67,7 +67,7 @@ export interface ValidationErrorInit extends Omit<PetStoreErrorInit, 'message'> 
 
 /** An argument or option was invalid; nothing was sent. `issues` says which field and why. */
 export class ValidationError extends PetStoreError {
-  override readonly name = 'ValidationError';
+  override readonly name = 'ValidationError' as const;
   /** Each problem found, with its path and a message. */
   declare readonly issues: readonly ValidationIssue[];
 
@@ -95,7 +95,7 @@ export interface ResponseValidationErrorInit extends PetStoreErrorInit {
  * body, as text when it was not JSON.
  */
 export class ResponseValidationError extends PetStoreError {
-  override readonly name = 'ResponseValidationError';
+  override readonly name = 'ResponseValidationError' as const;
   /** Each mismatch found, with its path and a message. */
   declare readonly issues: readonly ValidationIssue[];
   /** The body as received (the API key hidden, should the service echo it): parsed JSON, or the text when it was not JSON. */
@@ -164,7 +164,7 @@ export class ConnectionError extends PetStoreError {
 
 /** An attempt took longer than the `timeout` option allows. */
 export class TimeoutError extends ConnectionError {
-  override readonly name = 'TimeoutError';
+  override readonly name = 'TimeoutError' as const;
 }
 
 /** What an {@link AbortError} is made from. */
@@ -181,7 +181,7 @@ export interface AbortErrorInit extends PetStoreErrorInit {
  * code that ignores aborts by name expects.
  */
 export class AbortError extends PetStoreError {
-  override readonly name = 'AbortError';
+  override readonly name = 'AbortError' as const;
   /**
    * Whether the request had left when the signal aborted, so the service may have acted on it.
    * After a `createPet`, list pets to check before creating it again (see the errors guide).
@@ -274,22 +274,22 @@ export class ApiError<S extends number = number> extends PetStoreError {
 
 /** 400: the service rejected the request's values. */
 export class BadRequestError extends ApiError<400> {
-  override readonly name = 'BadRequestError';
+  override readonly name = 'BadRequestError' as const;
 }
 
 /** 401: the API key is missing or invalid. */
 export class AuthenticationError extends ApiError<401> {
-  override readonly name = 'AuthenticationError';
+  override readonly name = 'AuthenticationError' as const;
 }
 
 /** 404: the requested resource does not exist. */
 export class NotFoundError extends ApiError<404> {
-  override readonly name = 'NotFoundError';
+  override readonly name = 'NotFoundError' as const;
 }
 
 /** 5xx: the service failed. GET requests are retried; `createPet` never is. */
 export class InternalServerError extends ApiError {
-  override readonly name = 'InternalServerError';
+  override readonly name = 'InternalServerError' as const;
 }
 
 /**
@@ -297,7 +297,7 @@ export class InternalServerError extends ApiError {
  * `api_key_banned`). A call the client refused without sending is a {@link ThrottledError}.
  */
 export class RateLimitError extends ApiError<429> {
-  override readonly name = 'RateLimitError';
+  override readonly name = 'RateLimitError' as const;
 
   /**
    * How long the service asked to wait, in milliseconds, from `Retry-After` (seconds or an
@@ -326,7 +326,7 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
  * so it has no status and no headers; `retryAfterMs` says when sending may work.
  */
 export class ThrottledError extends PetStoreError {
-  override readonly name = 'ThrottledError';
+  override readonly name = 'ThrottledError' as const;
   /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than the call's `timeout`, or `maxRetryDelay` when that is longer). */
   declare readonly code: ThrottledErrorInit['code'];
   /** How long until a request may be sent, in milliseconds. */

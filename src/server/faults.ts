@@ -26,7 +26,7 @@ export interface FaultOptions {
  */
 export class InjectedFault extends TypeError {
   /** The class name, `InjectedFault`, set as a literal so it survives minification. */
-  override readonly name = 'InjectedFault';
+  override readonly name = 'InjectedFault' as const;
   /**
    * Creates the fault a server's `fetch` throws for a dropped connection.
    * @param kind What was injected: a dropped connection.

@@ -2,15 +2,22 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod/mini';
 import {
+  AbortError,
   ApiError,
+  AuthenticationError,
+  BadRequestError,
   ConnectionError,
   ErrorRecordSchema,
+  InternalServerError,
   ListPetsQuerySchema,
   NewPetSchema,
   NotFoundError,
   PetSchema,
   PetStoreClient,
   RateLimitError,
+  ResponseValidationError,
+  ThrottledError,
+  TimeoutError,
   ValidationError,
   type ApiResponse,
   type DeprecationNotice,
@@ -27,6 +34,10 @@ import {
 
 declare const client: PetStoreClient;
 declare const input: unknown;
+/** An error of any class whose name is one literal. */
+declare const literalNamed:
+  | ValidationError | ResponseValidationError | TimeoutError | AbortError | BadRequestError | AuthenticationError
+  | NotFoundError | InternalServerError | RateLimitError | ThrottledError;
 
 describe('PetStoreClient types', () => {
   it('operations resolve to the API types', () => {
@@ -115,5 +126,13 @@ describe('PetStoreClient types', () => {
     expectTypeOf(client.toJSON()).branded.toEqualTypeOf<Settings>();
     const error = new NotFoundError({ status: 404, headers: new Headers(), body: null });
     expectTypeOf(error.toJSON()).toEqualTypeOf<{ name: string; message: string; code?: string; status?: number }>();
+  });
+
+  it("an error's literal name stays literal where TypeScript infers a type from it", () => {
+    // `readonly name = 'X'` is a widening literal: passed to a generic function (or `let name =
+    // error.name`), it became string.
+    const same = <T>(value: T): T => value;
+    expectTypeOf(same(literalNamed.name)).toEqualTypeOf<(typeof literalNamed)['name']>();
+    expectTypeOf(same(literalNamed.name)).not.toEqualTypeOf<string>();
   });
 });
