@@ -96,14 +96,31 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
 // reset counted from when it ran, would pass for a newer window with an old, higher remaining.
 const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0 and now > tonumber(${deadline}) then return ${answer} end`;
 
-/** The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,now`, on Redis' clock. */
-const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. now`;
+/**
+ * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,epoch,now`,
+ * on Redis' clock. `epoch` is when Redis started the key's state (microseconds); a later one than
+ * a process knew means Redis lost the state (FLUSHALL, a restart without persistence, an
+ * eviction), and the slots in flight with it.
+ */
+const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. now`;
+
+/** Starts the state's epoch when it has none (`epoch` holds the field as read): the first script on a new or lost state. */
+const EPOCH = (state: string) => `if not epoch then
+  -- Digits, not a number: Lua would print one this large in exponent notation.
+  epoch = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('HSET', ${state}, 'epoch', epoch)
+  redis.call('PEXPIRE', ${state}, ${STATE_TTL_MS})
+end`;
+
+// The set of slots lives as long as its longest lease: a shorter lease must not cut the others short.
+const SLOTS_TTL = (slots: string) => `local last = redis.call('ZRANGE', ${slots}, -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', ${slots}, tonumber(last[2]) + 1000)`;
 
 /**
  * KEYS: state, slots, processes. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
  * process id, process TTL, channel. Registers the process (it counts among the key's until its
- * TTL ends). A grant publishes `slots,<in flight>,<processes>`, so that a process which falls back
- * counts the slots taken after its own last decision.
+ * TTL ends). A grant publishes `slots,<epoch>,<in flight>,<processes>`, so that a process which
+ * falls back counts the slots taken after its own last decision.
  * Returns { kind, waitMs, banned, state, processes, slots in flight (after this decision) }:
  * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
@@ -114,13 +131,15 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[6]))
 local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned')
+local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch')
 local announced = tonumber(s[1]) or 0
 local limit = tonumber(s[2]) or 0
 local remaining = tonumber(s[3]) or 0
 local resetAt = tonumber(s[4]) or 0
 local blockedUntil = tonumber(s[5]) or 0
 local banned = tonumber(s[6]) or 0
+local epoch = s[7]
+${EPOCH('KEYS[1]')}
 local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
 if blockedUntil > now then return {1, blockedUntil - now, banned, state, processes, inFlight} end
@@ -138,31 +157,29 @@ if ARGV[1] == '1' and announced ~= 2 then
   end
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
--- The set lives as long as its longest lease: a shorter lease must not cut the others short.
-local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[2], tonumber(last[2]) + 1000)
-redis.call('PUBLISH', ARGV[7], 'slots,' .. (inFlight + 1) .. ',' .. processes)
+${SLOTS_TTL('KEYS[2]')}
+redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. (inFlight + 1) .. ',' .. processes)
 return {0, 0, 0, state, processes, inFlight + 1}`;
 
 /**
  * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
  * service with no answer, so it spends one of the remaining budget of a running window).
- * Publishes `released,<slots in flight>`.
+ * Publishes `released,<epoch>,<slots in flight>` (epoch 0: Redis lost the state, and no script
+ * has started another yet).
  */
 const RELEASE = `${NOW}
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if ARGV[3] == '1' then
-  local s = redis.call('HMGET', KEYS[2], 'resetAt', 'remaining')
-  if (tonumber(s[1]) or 0) > now and (tonumber(s[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], 'remaining', -1) end
-end
-redis.call('PUBLISH', ARGV[2], 'released,' .. redis.call('ZCARD', KEYS[1]))
+local s = redis.call('HMGET', KEYS[2], 'resetAt', 'remaining', 'epoch')
+if ARGV[3] == '1' and (tonumber(s[1]) or 0) > now and (tonumber(s[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], 'remaining', -1) end
+redis.call('PUBLISH', ARGV[2], 'released,' .. (s[3] or 0) .. ',' .. redis.call('ZCARD', KEYS[1]))
 return 1`;
 
 /**
- * KEYS: state. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
+ * KEYS: state, slots. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
  * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
- * channel, ttl, sentAt and deadline (0: unknown). Publishes and returns the state.
+ * channel, ttl, sentAt and deadline (0: unknown), then any slots to restore (id, lease left in ms).
+ * Starts the state's epoch if it has none. Publishes and returns the state.
  * Past its deadline, an observation's budget only lowers the remaining of the window Redis knows
  * (it never starts one); its block is kept, counted from when it was sent: blocking for the time
  * the service said is safe however late it comes.
@@ -170,12 +187,18 @@ return 1`;
 const OBSERVE = `${NOW}
 local sentAt = tonumber(ARGV[9])
 local timely = tonumber(ARGV[10]) == 0 or now <= tonumber(ARGV[10])
-local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch')
 local limit = tonumber(s[1]) or 0
 local remaining = tonumber(s[2]) or 0
 local resetAt = tonumber(s[3]) or 0
 local blockedUntil = tonumber(s[4]) or 0
 local banned = tonumber(s[5]) or 0
+local epoch = s[6]
+${EPOCH('KEYS[1]')}
+if #ARGV > 10 then
+  for i = 11, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
+  ${SLOTS_TTL('KEYS[2]')}
+end
 if not timely then
   -- Its reset counted from when it ran would pass for a later window's; counted from when it was
   -- sent, it may still lower the remaining of the window Redis knows (requests sent meanwhile).
@@ -342,11 +365,17 @@ class Shared implements RateLimitCoordinator {
   #snapshot: RateLimitState | undefined;
   /** When Redis last failed (this machine's clock), or 0 while it answers. */
   #failedAt = 0;
+  /** When this process last found that Redis lost the key's state ({@link Shared.#lost}); 0: never. */
+  #lostAt = 0;
   #subscribed: Promise<void> | undefined;
   /** This machine's clock minus Redis', measured from replies; `undefined` before any. */
   #offset: number | undefined;
   /** The last shared state the fallback was told, without its time. */
   #shared = '';
+  /** The epoch of the latest state Redis sent (0: none yet); see {@link STATE}. */
+  #epoch = 0;
+  /** The slots this process holds on Redis, by id: when each lease ends (this machine's clock). */
+  readonly #held = new Map<string, number>();
   /** Counts the messages received (states, released slots): a refusal is current while it is unchanged. */
   #generation = 0;
   /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
@@ -426,15 +455,25 @@ class Shared implements RateLimitCoordinator {
   async #ask(request: AcquireRequest): Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> {
     const { throttle } = request;
     const since = this.#generation;
-    const { take, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
+    const failedAt = this.#failedAt;
+    const { take, hold, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
       const [kind, waitMs, banned, shared, processes, inFlight] = reply as [number, number, number, string, number, number];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+      // Decided on a state that is not the one this process knows (Redis lost that, or this one
+      // since), or this process fell back meanwhile (a message told it of a lost state, which
+      // other processes may not have restored yet): the slot goes back, and it falls back.
+      if (!this.#adopt(shared) || this.#failedAt !== failedAt) {
+        release();
+        return { throttle, decision: undefined };
+      }
       this.#answered();
-      this.#adopt(shared);
       this.#count(processes, inFlight);
-      if (kind === 0) return { throttle, decision: { kind: 'granted', release } };
+      if (kind === 0) {
+        hold();
+        return { throttle, decision: { kind: 'granted', release } };
+      }
       const wait = Math.max(0, waitMs ?? 0);
       if (kind === 1) return { throttle, decision: { kind: 'blocked', waitMs: wait, banned: banned === 1 } };
       if (kind === 2) return { throttle, decision: { kind: 'spent', waitMs: wait } };
@@ -452,9 +491,10 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * A new slot on Redis: `take` runs the decision (ACQUIRE) that takes it, `release` gives it
-   * back. This process's waiters need no round trip through Redis to hear of a release; their
-   * next decision is sent after it on the same connection.
+   * A new slot on Redis: `take` runs the decision (ACQUIRE) that takes it, `hold` notes it held
+   * once granted (to restore it if Redis loses it), `release` gives it back. This process's
+   * waiters need no round trip through Redis to hear of a release; their next decision is sent
+   * after it on the same connection.
    */
   #slot(throttle: boolean, leaseMs: number, deadline: string) {
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
@@ -464,11 +504,13 @@ class Shared implements RateLimitCoordinator {
         [state, slots, processes],
         [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel],
       );
+    const hold = () => void this.#held.set(slot, Date.now() + leaseMs);
     const release = (unanswered = false) => {
+      this.#held.delete(slot);
       void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
       this.wake();
     };
-    return { take, release };
+    return { take, hold, release };
   }
 
   /** What Redis last said of the processes sharing the key and the slots in flight, for the window known now. */
@@ -502,6 +544,11 @@ class Shared implements RateLimitCoordinator {
     const reserve = Math.max(counted, Math.floor((this.#fallback.getSnapshot()?.limit ?? 0) / 2));
     if (request.throttle && !this.#fallback.blocked(now)) {
       if (this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
+      // Redis lost the key's state a moment ago: the counts heard since are short until every
+      // process has restored its slots (one that fell back on them sent beside 29 requests in
+      // flight, counting 9). Ask Redis again once they have.
+      const lost = this.#lostAt + REJOIN_AFTER_MS - now;
+      if (lost > 0) return { kind: 'busy', waitMs: lost };
       // The window known has reset: the new one's budget is unknown, and a probe from every
       // process could overspend a limit smaller than their number. Wait for Redis instead.
       if ((this.#fallback.lastLimit(now) ?? Infinity) < processes) return { kind: 'spent', waitMs: REJOIN_AFTER_MS };
@@ -519,6 +566,7 @@ class Shared implements RateLimitCoordinator {
     // same connection.
     const onRedis = this.closed() ? undefined : this.#slot(false, request.leaseMs, '0');
     onRedis?.take().catch(() => {});
+    onRedis?.hold();
     const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);
       decision.release(unanswered);
@@ -534,23 +582,8 @@ class Shared implements RateLimitCoordinator {
     // Sent even while this process falls back: a 429 it meets then must still reach the processes
     // that coordinate through Redis. No call waits for it; Redis runs it when it can.
     if (this.closed()) return;
-    const { budget, blockForMs, banned } = observation;
-    const sent = this.run
-      .observe(
-          [this.#keys.state],
-          [
-            budget ? '1' : announcesNoBudget(observation) ? '0' : '2',
-            String(budget?.limit ?? 0),
-            String(budget?.remaining ?? 0),
-            String(budget?.resetInMs ?? 0),
-            String(blockForMs ?? -1),
-            banned ? '1' : '0',
-            this.#keys.channel,
-            String(STATE_TTL_MS),
-            ...this.#sentAtAndDeadline(),
-          ],
-        )
-      .then((state) => this.#receive(state as string));
+    const { blockForMs } = observation;
+    const sent = this.#record(observation.budget ? '1' : announcesNoBudget(observation) ? '0' : '2', observation);
     // Falling back, calls do not wait for Redis to record what they met (it is queued for when
     // Redis is back), except a 429: a process that exits at once must not lose it, and Redis may
     // well answer again already. A 429 blocks the calls that would follow anyway.
@@ -561,6 +594,59 @@ class Shared implements RateLimitCoordinator {
       // Slow is not failed here: the observation still runs, and acquire tells when Redis is too slow.
       if (!(error instanceof SlowRedis)) this.#fail(error);
     }
+  }
+
+  /**
+   * Runs OBSERVE: what a response said (`hasBudget` as the script reads it), and `slots` to
+   * restore (id, lease left in ms). Resolves once the state it returns is adopted.
+   */
+  #record(hasBudget: '0' | '1' | '2', { budget, blockForMs, banned }: Omit<RateLimitObservation, 'status'>, slots: string[] = []): Promise<void> {
+    return this.run
+      .observe(
+        [this.#keys.state, this.#keys.slots],
+        [
+          hasBudget,
+          String(budget?.limit ?? 0),
+          String(budget?.remaining ?? 0),
+          String(budget?.resetInMs ?? 0),
+          String(blockForMs ?? -1),
+          banned ? '1' : '0',
+          this.#keys.channel,
+          String(STATE_TTL_MS),
+          ...this.#sentAtAndDeadline(),
+          ...slots,
+        ],
+      )
+      .then((state) => this.#receive(state as string));
+  }
+
+  /**
+   * Redis lost the key's state (FLUSHALL, a restart without persistence, an eviction), and the
+   * slots in flight with it: the first answer recorded after set the window again, and Redis
+   * granted its remaining once more beside the requests still spending it (a storm wiped five
+   * times sent 35 to 49 requests on a budget of 30, banned). So Redis gets back what this process
+   * knows: the slots it holds, the window it last knew and its block, in one script (the lowest
+   * remaining binds, as for any answer); the state that publishes tells the other processes,
+   * which restore theirs. Meanwhile this process falls back for a second, sending nothing with
+   * `throttle` ({@link Shared.#fallbackAcquire}).
+   */
+  #lost(): void {
+    const now = Date.now();
+    const known = this.#fallback.getSnapshot();
+    const window = known && known.resetAt.getTime() > now ? known : undefined;
+    const blocked = this.#fallback.blocked(now);
+    const slots = [...this.#held].flatMap(([slot, until]) => (until > now ? [slot, String(until - now)] : []));
+    void this.#record(
+      window ? '1' : '2',
+      {
+        budget: window && { limit: window.limit, remaining: window.remaining, resetInMs: window.resetAt.getTime() - now },
+        blockForMs: blocked?.waitMs,
+        banned: blocked?.banned ?? false,
+      },
+      slots,
+    ).catch(() => {});
+    this.#lostAt = now;
+    this.#fail(new Error('it lost the rate-limit state of the key: FLUSHALL, a restart or an eviction'));
   }
 
   changed(signal?: AbortSignal): Promise<void> {
@@ -626,16 +712,36 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * A message on the channel: a new state or a released slot, and waiters ask again; or a
-   * granted slot (`slots,<in flight>,<processes>`), which frees nothing.
+   * A message on the channel: a new state or a released slot (`released,<epoch>,<in flight>`),
+   * and waiters ask again; or a granted slot (`slots,<epoch>,<in flight>,<processes>`), which
+   * frees nothing. Counts are kept only from the state this process knows.
    */
   #receive(message: string): void {
-    const [what, inFlight, processes] = message.split(',');
+    const [what, epoch, inFlight, processes] = message.split(',');
     if (what === 'slots' || what === 'released') {
-      this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
+      if (this.#current(Number(epoch))) this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
       if (what === 'slots') return;
     } else this.#adopt(message);
     this.wake();
+  }
+
+  /**
+   * Whether what Redis sent with `epoch` is of the state this process knows. An older epoch is a
+   * message published before the latest reply and delivered after it. A newer one means Redis
+   * lost the state, which matters while this process holds slots or knows a window or a block to
+   * give back ({@link Shared.#lost}); after a day without use, the state expired and nothing is lost.
+   */
+  #current(epoch: number): boolean {
+    if (!(epoch >= this.#epoch)) return false;
+    if (epoch === this.#epoch) return true;
+    const known = this.#epoch;
+    this.#epoch = epoch;
+    const now = Date.now();
+    if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0) > now)) {
+      this.#lost();
+      return false;
+    }
+    return true;
   }
 
   /** Wakes this process's waiters to ask again; a refusal given before is out of date. */
@@ -644,11 +750,17 @@ class Shared implements RateLimitCoordinator {
     this.#changes.fire();
   }
 
-  /** A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,banned,now` on Redis' clock. */
-  #adopt(message: string): void {
+  /**
+   * A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,banned,epoch,now`
+   * on Redis' clock. Whether it is of the state this process knows ({@link Shared.#current}); its
+   * budget and block are learned either way.
+   */
+  #adopt(message: string): boolean {
     const numbers = message.split(',').map(Number);
-    if (numbers.length === 6 && numbers.every(Number.isFinite)) {
-      const [limit, remaining, resetAt, blockedUntil, banned, redisNow] = numbers as [number, number, number, number, number, number];
+    let same = true;
+    if (numbers.length === 7 && numbers.every(Number.isFinite)) {
+      const [limit, remaining, resetAt, blockedUntil, banned, epoch, redisNow] = numbers as [number, number, number, number, number, number, number];
+      same = this.#current(epoch);
       const shared = message.slice(0, message.lastIndexOf(','));
       if (shared !== this.#shared && (resetAt > 0 || blockedUntil > redisNow)) {
         // The fallback learns what every process saw, so that if Redis fails it starts from the
@@ -687,6 +799,7 @@ class Shared implements RateLimitCoordinator {
         }
       }
     }
+    return same;
   }
 
   #publish(state: RateLimitState | undefined): void {

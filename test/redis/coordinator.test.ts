@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
-import { createReferenceServer, type ReferenceServer } from '@animal-store/sdk/server';
+import { createReferenceServer, type BanEvent, type ReferenceServer } from '@animal-store/sdk/server';
 import { connect, startRedis, type RedisProcess } from './support.js';
 
 const KEY = 'sk_live_REDISSHAREDk3y';
@@ -36,10 +36,10 @@ const fresh = () => `test${++prefixes}`;
  * a minute, so a test never straddles the end of the server's window (its windows are whole
  * minutes, and a window ending mid-test would grant what the test expects refused).
  */
-function budgetServer(perMinute: number) {
+function budgetServer(perMinute: number, onBan?: (event: BanEvent) => void) {
   const start = Date.now();
   const minute = Math.floor(start / 60_000) * 60_000;
-  return createReferenceServer({ apiKeys: { [KEY]: { perMinute, perDay: 100 } }, now: () => minute + (Date.now() - start) });
+  return createReferenceServer({ apiKeys: { [KEY]: { perMinute, perDay: 100 } }, now: () => minute + (Date.now() - start), onBan });
 }
 
 /**
@@ -477,6 +477,75 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(stats.requests).toBeLessThanOrEqual(30);
     expect(stats).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
   }, 30_000);
+
+  it('Redis wiped five times mid-storm (FLUSHALL, 100 ms apart): each process gives Redis back the slots, window and block it knows, and the key stays within its budget with no 429', async () => {
+    // Before: Redis forgot the slots in flight with the state; the first answer recorded after a
+    // wipe set the window again, and Redis granted what it said was left once more, beside the
+    // requests still spending it: 35 to 49 requests on a budget of 30 in each of 20 runs, up to 18
+    // inside the 429's window, the key banned in 18. The processes' own block and remaining did
+    // not help: none had heard of a 429 yet, and none knew less left than Redis said.
+    const bans: BanEvent[] = [];
+    const server = budgetServer(30, (event) => void bans.push(event));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    let sent = 0;
+    let wipes: Promise<void> | undefined;
+    // Answers take 100 ms, so many slots are in flight at each wipe; the first once 10 requests have reached the service.
+    const fetch = async (request: Request) => {
+      if (++sent === 10) {
+        wipes = (async () => {
+          for (let i = 0; i < 5; i++) {
+            if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+            await inspector.flushAll();
+          }
+        })();
+      }
+      const answer = await server.fetch(request);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return answer;
+    };
+    const warnings: string[] = [];
+    const prefix = fresh();
+    // A call waits up to 5 s behind slots in flight (and the second after a wipe), never for a window.
+    const processes = await Promise.all(Array.from({ length: 10 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 5_000, maxRetries: 0, timeout: 2_000 }, warnings)));
+    for (const name of await storm(processes)) expect(['ok', 'ThrottledError']).toContain(name);
+    expect(wipes).toBeDefined();
+    await wipes;
+    expect(warnings).toContainEqual(expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/));
+    // Measured after the fix: 30 requests and no 429 in each of 20 runs, and within the budget
+    // with no 429 in 178 more with 10 to 40 processes, answers of 20 ms to 1.5 s, and the wipes
+    // from the 1st to the 29th request.
+    const stats = server.inspect().keys[KEY]!;
+    expect(stats.requests).toBeLessThanOrEqual(30);
+    expect(stats).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+    expect(bans).toEqual([]);
+  }, 30_000);
+
+  it('Redis wiped while a process holds the last request left: that process gives its slot back to Redis, so the one that found the state lost is not granted it again', async () => {
+    // Without the slot restored, Redis (the window restored, no slot in flight) granted the one
+    // request left a second time.
+    const prefix = fresh();
+    const { connection, coordinator: holder } = await warmProcessOf(prefix);
+    const { coordinator: other, warnings } = await warmProcessOf(prefix);
+    await holder.observe(answered(1, 50_000));
+    expect(await until(() => other.getSnapshot()?.remaining === 1)).toBe(true);
+    const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.flushAll();
+    // The wiped Redis grants a probe; the other process sees a new state, and waits a second for
+    // every process to restore what it knows, sending nothing.
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // On Redis again: the window it restored, and the slot the holder restored, in flight.
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
+    (held as { release: () => void }).release();
+    await connection.ping(); // the release has run
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+  });
 
   it('Redis slow after the known window reset: a process whose last limit is below the number of processes sends no probe, it waits a second for Redis, and a call that may not wait that long is refused unsent', async () => {
     // Limit 2, three processes: a probe from each into the new window could be 3 requests on 2.
