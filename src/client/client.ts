@@ -264,8 +264,8 @@ export class PetStoreClient {
   readonly #events = new ClientEvents();
   /**
    * The API key where it stands alone in a text, not inside a longer token: a key `k` leaves
-   * `invalid_api_key` as it is. Matched as written: a key holding `"` or `\` (visible ASCII
-   * allows them, no real key has them) is escaped inside JSON text, and not found there.
+   * `invalid_api_key` as it is. Matched in JSON as JSON.stringify writes it: a key holding `"` or
+   * `\` (visible ASCII allows them, no real key has them) is escaped there, and not found.
    */
   readonly #key: RegExp;
 
@@ -593,8 +593,9 @@ export class PetStoreClient {
     if (checked?.success) return { data: checked.data, response, requestId };
     // The answer goes into an error, which is logged and shown: a key the service echoed
     // ("Invalid API key sk_…", a proxy's debug page of the request) is hidden there, and only it.
-    const hidden = text?.replace(this.#key, REDACTED);
-    if (hidden !== text) body = parseBody(hidden!);
+    // JSON is searched as JSON.stringify writes it: a server may escape a key's characters (PHP
+    // writes "/" as \/, .NET "+" as \u002B), which the text then matched nowhere.
+    body = parseBody(('json' in body ? JSON.stringify(body.json) : body.text).replace(this.#key, REDACTED));
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: response.headers, body: value, call });
     const error = new ResponseValidationError({

@@ -628,6 +628,17 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]: check it') });
   });
 
+  it.each([
+    ['PHP\'s json_encode escapes "/"', 'Invalid API key abc\\/def+ghi=='],
+    ['.NET\'s System.Text.Json escapes "+"', 'Invalid API key abc/def\\u002Bghi=='],
+  ])('a base64 key echoed in an Error record whose JSON escapes its characters (%s) is hidden too (before: the text matched nothing, and the parsed message showed the key)', async (_, message) => {
+    const apiKey = 'abc/def+ghi==';
+    await serve(() => ({ status: 401, body: `{"code":"invalid_api_key","message":"${message}","status":401}` }));
+    const error = await drive(client({ apiKey, maxRetries: 0 }).listPets());
+    expect(error).toMatchObject({ name: 'AuthenticationError', code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]') });
+    expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 6 })}`).not.toContain(apiKey);
+  });
+
   it('String(client) and inspect(client) never show the key', async () => {
     await serve(() => ({ status: 200 }));
     const c = client();
