@@ -533,7 +533,7 @@ class Shared implements RateLimitCoordinator {
    * burst of 429s and a ban.
    */
   #fallbackAcquire(request: AcquireRequest): AcquireDecision {
-    const now = Date.now();
+    const now = this.#fallback.now();
     // Redis' count of the processes may be short (one that has not been granted a slot yet is not
     // in it) or missing (Redis failed from the start, or refuses writes): whatever it says, half
     // of the limit is left to the others, so that ten or fifty processes falling back together
@@ -631,7 +631,7 @@ class Shared implements RateLimitCoordinator {
    * `throttle` ({@link Shared.#fallbackAcquire}).
    */
   #lost(): void {
-    const now = Date.now();
+    const now = this.#fallback.now();
     const known = this.#fallback.getSnapshot();
     const window = known && known.resetAt.getTime() > now ? known : undefined;
     const blocked = this.#fallback.blocked(now);
@@ -736,7 +736,7 @@ class Shared implements RateLimitCoordinator {
     if (epoch === this.#epoch) return true;
     const known = this.#epoch;
     this.#epoch = epoch;
-    const now = Date.now();
+    const now = this.#fallback.now();
     if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0) > now)) {
       this.#lost();
       return false;

@@ -85,8 +85,9 @@ export class MemoryCoordinator implements RateLimitCoordinator {
    * block keep what was left of them, as the reference server's do: measured on the old reading,
    * every call was refused for as long as the step (an hour back, an hour of ThrottledErrors).
    * A step forward cannot be told from time passing (no clock but Date is driven by fake timers).
+   * The Redis fallback reads it here too, before it passes `now` to `blocked` or `lastLimit`.
    */
-  #now(): number {
+  now(): number {
     const now = Date.now();
     const step = now - this.#last;
     if (step < 0) {
@@ -99,12 +100,12 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   }
 
   /** The limit of the last window announced, once it has reset (its successor's budget is unknown); else `undefined`. */
-  lastLimit(now = this.#now()): number | undefined {
+  lastLimit(now = this.now()): number | undefined {
     return this.#announced === Announced.Yes && this.#resetAt <= now ? this.#limit : undefined;
   }
 
   /** The block a 429 announced, while it lasts; `undefined` once it has ended. */
-  blocked(now = this.#now()): Extract<AcquireDecision, { kind: 'blocked' }> | undefined {
+  blocked(now = this.now()): Extract<AcquireDecision, { kind: 'blocked' }> | undefined {
     return this.#blockedUntil > now ? { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#banned } : undefined;
   }
 
@@ -113,7 +114,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
    * cannot see (the Redis fallback: the other processes of the key, and slots they hold).
    */
   acquire({ throttle }: AcquireRequest, reserve = 0): AcquireDecision {
-    const now = this.#now();
+    const now = this.now();
     const blocked = this.blocked(now);
     if (blocked) return blocked;
     if (throttle && this.#announced !== Announced.No) {
@@ -135,7 +136,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         this.#inFlight--;
         // Unanswered, it may be counted still (the service got it, the answer was lost or late):
         // sending another in its place would spend one request more than the budget.
-        const now = this.#now();
+        const now = this.now();
         if (unanswered && this.#announced === Announced.Yes && this.#resetAt > now && this.#remaining > 0) {
           this.#remaining--;
           this.#publish(now);
@@ -147,7 +148,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
 
   observe(observation: RateLimitObservation): void {
     const { budget, blockForMs, banned } = observation;
-    const now = this.#now();
+    const now = this.now();
     if (budget) {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;

@@ -611,6 +611,26 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
   });
 
+  it('this machine\'s clock steps back an hour while the process falls back with a request in flight: the next one still waits for it, one at a time (before: a 429\'s block, over before the step, read as running and let a second one out)', async () => {
+    const { coordinator } = await warmProcessOf(fresh());
+    // A 429 blocked the key for 100 ms, over well before the step; 50 of 60 left for 50 s.
+    await coordinator.observe({ status: 429, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: 100, banned: false });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(first.kind).toBe('granted');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3_600_000 });
+    try {
+      expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    } finally {
+      vi.useRealTimers();
+      (first as { release: () => void }).release();
+    }
+    await inspector.ping();
+  });
+
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);
