@@ -264,7 +264,7 @@ export class PetStoreClient {
   readonly #events = new ClientEvents();
   /**
    * The API key where it stands alone in a text, not inside a longer token: a key `k` leaves
-   * `invalid_api_key` as it is. Matched in JSON as JSON.stringify writes it: a key holding `"` or
+   * `invalid_api_key` as it is; a period after it ends a sentence unless a token goes on after it. Matched in JSON as JSON.stringify writes it: a key holding `"` or
    * `\` (visible ASCII allows them, no real key has them) is escaped there, and not found.
    */
   readonly #key: RegExp;
@@ -305,7 +305,7 @@ export class PetStoreClient {
   constructor(options: ClientOptions = {}) {
     this.#options = guarded('PetStoreClient options', () => resolveOptions(options));
     // Every other character escaped: outside unicode mode, a backslash before any of them means itself.
-    this.#key = new RegExp(`(?<![\\w.~+/=-])${this.#options.apiKey.replace(/\W/g, '\\$&')}(?![\\w.~+/=-])`, 'g');
+    this.#key = new RegExp(`(?<![\\w.~+/=-])${this.#options.apiKey.replace(/\W/g, '\\$&')}(?!\\.?[\\w~+/=-])`, 'g');
     const log = this.#options.log;
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.

@@ -628,6 +628,12 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]: check it') });
   });
 
+  it('a key that ends a sentence ("Incorrect API key provided: sk_…. You can find…") is hidden, and a longer token it begins is left as it is (before: the period read as part of a longer token, and the key showed)', async () => {
+    await serve(() => ({ status: 401, body: JSON.stringify({ code: 'invalid_api_key', message: `Incorrect API key provided: ${KEY}. You can find yours in ${KEY}.old... or ${KEY}...`, status: 401 }) }));
+    const error = await drive(client({ maxRetries: 0 }).listPets());
+    expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining(`Incorrect API key provided: [redacted]. You can find yours in ${KEY}.old... or [redacted]...`) });
+  });
+
   it.each([
     ['PHP\'s json_encode escapes "/"', 'Invalid API key abc\\/def+ghi=='],
     ['.NET\'s System.Text.Json escapes "+"', 'Invalid API key abc/def\\u002Bghi=='],
