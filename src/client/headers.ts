@@ -108,7 +108,8 @@ function ietfBudget(headers: Headers): RateLimitObservation['budget'] {
  * burst went into a budget announced as spent. A member missing or malformed makes it all absent.
  */
 function xBudget(headers: Headers, serverNow: number): RateLimitObservation['budget'] {
-  const [limits, remainings, resets] = ['Limit', 'Remaining', 'Reset'].map((name) => headers.get(`X-RateLimit-${name}`)?.split(',') ?? []);
+  // Empty members (a trailing comma, a header sent empty) are no members (RFC 9110, section 5.6.1).
+  const [limits, remainings, resets] = ['Limit', 'Remaining', 'Reset'].map((name) => headers.get(`X-RateLimit-${name}`)?.split(',').filter((member) => member.trim()) ?? []);
   if (limits!.length !== remainings!.length || resets!.length !== remainings!.length) return undefined;
   let best: RateLimitObservation['budget'];
   for (const [i, member] of remainings!.entries()) {

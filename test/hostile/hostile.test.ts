@@ -218,16 +218,19 @@ describe('no single response poisons the client', () => {
     expect(after(arrivals)[0]).toBeLessThanOrEqual(6_750);
   });
 
-  it.each([
-    ['the same values twice', ['5', '5'], ['0', '0'], [30_000, 30_000]],
-    ['a gateway\'s above the API\'s', ['60', '5'], ['59', '0'], [60_000, 30_000]],
-  ])('X-RateLimit-* sent twice (%s, joined by fetch as "a, b"): the member with the fewest requests left binds, and the throttle holds back (before: read as absent, the throttle stepped aside and 10 calls went into a spent budget)', async (_, limits, remainings, resetsIn) => {
+  /**
+   * Answers carry these `X-RateLimit-Limit`, `-Remaining` and `-Reset` values (each a header, or a
+   * list sent as that many headers), which must read as 5 with none left: the throttle then holds
+   * back 10 calls that may not wait.
+   */
+  async function spentBudgetHoldsBack(values: (now: number) => (string | string[])[]) {
     const { arrivals } = await serve((_, now) => (res) => {
       res.sendDate = false;
       res.setHeader('Date', new Date(now).toUTCString());
-      res.setHeader('X-RateLimit-Limit', limits);
-      res.setHeader('X-RateLimit-Remaining', remainings);
-      res.setHeader('X-RateLimit-Reset', resetsIn.map((ms) => String(Math.ceil((now + ms) / 1000))));
+      const [limit, remaining, reset] = values(now);
+      res.setHeader('X-RateLimit-Limit', limit!);
+      res.setHeader('X-RateLimit-Remaining', remaining!);
+      res.setHeader('X-RateLimit-Reset', reset!);
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
     });
     const c = client({ maxRetryDelay: 0 });
@@ -236,6 +239,13 @@ describe('no single response poisons the client', () => {
     const refused = await drive(Promise.allSettled(Array.from({ length: 10 }, () => c.listPets())));
     expect((refused as PromiseSettledResult<unknown>[]).map((r) => r.status === 'rejected' && r.reason)).toEqual(Array(10).fill(expect.objectContaining({ name: 'ThrottledError', code: 'budget_spent' })));
     expect(arrivals).toHaveLength(1);
+  }
+
+  it.each([
+    ['the same values twice', ['5', '5'], ['0', '0'], [30_000, 30_000]],
+    ['a gateway\'s above the API\'s', ['60', '5'], ['59', '0'], [60_000, 30_000]],
+  ])('X-RateLimit-* sent twice (%s, joined by fetch as "a, b"): the member with the fewest requests left binds, and the throttle holds back (before: read as absent, the throttle stepped aside and 10 calls went into a spent budget)', async (_, limits, remainings, resetsIn) => {
+    await spentBudgetHoldsBack((now) => [limits, remainings, resetsIn.map((ms) => String(Math.ceil((now + ms) / 1000)))]);
   });
 
   it('X-RateLimit-* sent twice with a member missing or malformed is absent as a whole, as one malformed header is', async () => {
@@ -248,6 +258,13 @@ describe('no single response poisons the client', () => {
     const c = client();
     expect(await drive(c.listPets())).toEqual([]);
     expect(c.rateLimit.getSnapshot()).toBeUndefined();
+  });
+
+  it.each([
+    ['a trailing comma', (value: string): string | string[] => `${value},`],
+    ['a second header that is empty', (value: string): string | string[] => [value, '']],
+  ])('X-RateLimit-* with an empty member (%s), which RFC 9110 (section 5.6.1) has recipients ignore, are read without it, and the throttle holds back (before: read as absent, the throttle stepped aside and 10 calls went into a spent budget)', async (_, withEmpty) => {
+    await spentBudgetHoldsBack((now) => ['5', '0', String(Math.ceil((now + 30_000) / 1000))].map(withEmpty));
   });
 
   it('answers delivered out of order within a window: the lowest remaining holds, and the next call waits for the reset', async () => {
