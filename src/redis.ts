@@ -374,6 +374,8 @@ class Shared implements RateLimitCoordinator {
   #shared = '';
   /** The epoch of the latest state Redis sent (0: none yet); see {@link STATE}. */
   #epoch = 0;
+  /** The epochs of states Redis has lost since this process knew them: what still comes of them is stale. */
+  readonly #lostEpochs = new Set<number>();
   /** The slots this process holds on Redis, by id: when each lease ends (this machine's clock). */
   readonly #held = new Map<string, number>();
   /** Counts the messages received (states, released slots): a refusal is current while it is unchanged. */
@@ -726,15 +728,19 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * Whether what Redis sent with `epoch` is of the state this process knows. An older epoch is a
-   * message published before the latest reply and delivered after it. A newer one means Redis
-   * lost the state, which matters while this process holds slots or knows a window or a block to
-   * give back ({@link Shared.#lost}); after a day without use, the state expired and nothing is lost.
+   * Whether what Redis sent with `epoch` is of the state this process knows. The epoch of a state
+   * Redis has lost since is a message published before the loss and delivered after it (0: a
+   * release after a loss, before any state). Any other epoch means Redis lost the state, which
+   * matters while this process holds slots or knows a window or a block to give back
+   * ({@link Shared.#lost}); after a day without use, the state expired and nothing is lost. An
+   * epoch is told apart, not ordered: a Redis restarted on a clock that is behind starts an
+   * earlier one, and taken for stale, every decision of that Redis was given back for good.
    */
   #current(epoch: number): boolean {
-    if (!(epoch >= this.#epoch)) return false;
     if (epoch === this.#epoch) return true;
+    if (!(epoch > 0) || this.#lostEpochs.has(epoch)) return false;
     const known = this.#epoch;
+    if (known > 0) this.#lostEpochs.add(known);
     this.#epoch = epoch;
     const now = this.#fallback.now();
     if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0) > now)) {

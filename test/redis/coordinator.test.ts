@@ -547,6 +547,30 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
   });
 
+  it('Redis restarted empty on a clock that is behind (an earlier epoch): the process finds the state lost, restores it, and decides on Redis again a second later', async () => {
+    // Taken for a stale message, every decision of that Redis was given back, and the process
+    // fell back for good without a word.
+    const prefix = fresh();
+    const { coordinator, warnings } = await warmProcessOf(prefix);
+    await coordinator.observe(answered(30, 50_000));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    const epoch = BigInt((await inspector.hGet(state!, 'epoch'))!);
+    await inspector.flushAll();
+    // A Redis whose clock is an hour behind starts the new state an hour earlier.
+    await inspector.hSet(state!, 'epoch', String(epoch - 3_600_000_000n));
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
+    // What it knew is back on Redis: the window, with its 30 left.
+    expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(30);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('granted');
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
+    (decision as { release: () => void }).release();
+  });
+
   it('Redis slow after the known window reset: a process whose last limit is below the number of processes sends no probe, it waits a second for Redis, and a call that may not wait that long is refused unsent', async () => {
     // Limit 2, three processes: a probe from each into the new window could be 3 requests on 2.
     let sent = 0;
