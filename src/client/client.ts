@@ -597,7 +597,7 @@ export class PetStoreClient {
     // writes "/" as \/, .NET "+" as \u002B), which the text then matched nowhere.
     body = parseBody(('json' in body ? JSON.stringify(body.json) : body.text).replace(this.#key, REDACTED));
     const value = 'json' in body ? body.json : body.text;
-    if (!response.ok) throw ApiError.generate({ status: response.status, headers: response.headers, body: value, call });
+    if (!response.ok) throw ApiError.generate({ status: response.status, headers: this.#hide(response.headers), body: value, call });
     const error = new ResponseValidationError({
       message: checked
         ? `${describeCall(call)}: the response does not match the API's schema: ${checked.message}.`
@@ -609,6 +609,19 @@ export class PetStoreClient {
     });
     this.#options.log.error(error.message);
     throw error;
+  }
+
+  /**
+   * A response's headers for an error, which is logged and shown: where a value holds the key (a
+   * `WWW-Authenticate` that quotes it, a proxy's debug header), a copy with it hidden.
+   */
+  #hide(headers: Headers): Headers {
+    let hidden: Headers | undefined;
+    for (const [name, value] of headers) {
+      const safe = value.replace(this.#key, REDACTED);
+      if (safe !== value) (hidden ??= new Headers(headers)).set(name, safe);
+    }
+    return hidden ?? headers;
   }
 
   /**
@@ -715,7 +728,7 @@ export class PetStoreClient {
     }
     // The request had left: whatever the answer, the service may have acted on it.
     if (signal?.aborted) return aborted(call, signal, response ? response.ok : true);
-    const head = response ? { status: response.status, headers: response.headers } : {};
+    const head = response ? { status: response.status, headers: this.#hide(response.headers) } : {};
     // ky's errors hold the request, and with it the Authorization header: keep only their cause.
     const cause = (error as { name?: string } | undefined)?.name === 'NetworkError' ? (error as Error).cause : error;
     // A POST that left may have been acted on; the API has no idempotency key to tell.

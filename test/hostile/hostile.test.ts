@@ -630,13 +630,20 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     ['a 401 Error record that echoes the key', { status: 401, body: JSON.stringify({ code: 'invalid_api_key', message: `Invalid API key ${KEY}`, status: 401 }) }, 'AuthenticationError'],
     ['a proxy\'s 502 debug page that echoes the request', { status: 502, headers: { 'Content-Type': 'text/html' }, body: `<pre>Authorization: Bearer ${KEY}</pre>` }, 'InternalServerError'],
     ['a 200 that is not JSON and echoes the request', { status: 200, headers: { 'Content-Type': 'text/plain' }, body: `Authorization: Bearer ${KEY}` }, 'ResponseValidationError'],
+    [
+      'a 401 whose WWW-Authenticate quotes the key',
+      { status: 401, headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="Invalid API key ${KEY}"` }, body: JSON.stringify({ code: 'invalid_api_key', message: 'Invalid API key', status: 401 }) },
+      'AuthenticationError',
+    ],
+    ['a 503 whose debug header echoes the request', { status: 503, headers: { 'X-Debug-Authorization': `Bearer ${KEY}` }, body: '' }, 'InternalServerError'],
   ])('%s: the error never shows the key, in its message, String, JSON or inspect (before: "Invalid API key sk_live_…" in the message)', async (_, reply, name) => {
     await serve(() => reply);
     const error = await drive(client({ maxRetries: 0 }).listPets());
     expect(error).toMatchObject({ name });
     expect(`${String(error)} ${JSON.stringify(error)} ${inspect(error, { depth: 6 })}`).not.toContain(KEY);
+    expect([...((error as { headers?: Headers }).headers ?? [])].join()).not.toContain(KEY);
     // Only the key is hidden: the rest of what the service said is kept.
-    if (name === 'AuthenticationError') expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]') });
+    if (name === 'AuthenticationError' && reply.body.includes(KEY)) expect(error).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('Invalid API key [redacted]') });
   });
 
   it.each(['k', 'sk+live.(1)$*[x]|y'])('a key (%j) is hidden only where it stands alone, whatever it holds, so the rest of the answer still reads', async (apiKey) => {
