@@ -98,9 +98,9 @@ const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0
 
 /**
  * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,epoch,now`,
- * on Redis' clock. `epoch` is when Redis started the key's state (microseconds); a later one than
- * a process knew means Redis lost the state (FLUSHALL, a restart without persistence, an
- * eviction), and the slots in flight with it.
+ * on Redis' clock. `epoch` is when Redis started the key's state (microseconds); one a process
+ * has not seen before (earlier ones included) means Redis lost the state (FLUSHALL, a restart
+ * without persistence, an eviction), and the slots in flight with it.
  */
 const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. now`;
 
@@ -582,7 +582,7 @@ class Shared implements RateLimitCoordinator {
     // The fallback always learns too, so that a fall back starts from what is known.
     this.#fallback.observe(observation);
     // Sent even while this process falls back: a 429 it meets then must still reach the processes
-    // that coordinate through Redis. No call waits for it; Redis runs it when it can.
+    // that coordinate through Redis. A call waits for it at most commandTimeoutMs (below).
     if (this.closed()) return;
     const { blockForMs } = observation;
     const sent = this.#record(observation.budget ? '1' : announcesNoBudget(observation) ? '0' : '2', observation);
