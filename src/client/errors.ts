@@ -227,7 +227,7 @@ export class ApiError<S extends number = number> extends PetStoreError {
   declare readonly status: number extends S ? number : S;
   /** The Error record's machine-readable code, or a code derived from the status when the body had none. */
   declare readonly code: string;
-  /** The response headers (the request's headers, with the API key, are never kept). */
+  /** The response headers (the API key hidden, should one echo it; the request's headers are never kept). */
   declare readonly headers: Headers;
   /** The body as received (the API key hidden, should the service echo it): the Error record, other JSON, or text. */
   declare readonly body: unknown;
