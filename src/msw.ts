@@ -22,7 +22,8 @@ export interface CreateHandlersOptions {
 
 /**
  * Creates msw 3 handlers that answer every request under `baseUrl` with the reference server.
- * A dropped connection injected by the server's `faults` option becomes a network error.
+ * A dropped connection injected by the server's `faults` option becomes a network error, and so
+ * does a request its client aborts while the server waits (an injected latency), quietly.
  *
  * @example
  * ```ts
