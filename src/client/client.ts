@@ -756,7 +756,8 @@ export class PetStoreClient {
       ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`
       : response
         ? 'the connection was cut while reading the response body'
-        : `the request failed before a response arrived (${describeFailure(cause)})`;
+        : // A fetch of the user's own (a proxy's agent) may quote the request's Authorization.
+          `the request failed before a response arrived (${describeFailure(cause).replace(this.#key, REDACTED)})`;
     return new ConnectionError({
       message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
       cause,

@@ -64,6 +64,21 @@ describe('logs', () => {
     expect(onDeprecation).toHaveBeenCalledTimes(1);
     expect(lines).toEqual([{ level: 'warn', text: expect.stringMatching(/getPet\(\) is deprecated/) }]);
   });
+  it('a fetch of the user\'s own that fails quoting the key: the retry\'s log line, its event and the error message show [redacted], never the key', async () => {
+    const { lines, logger } = recorder();
+    const fetch = async (request: Request) => {
+      throw new TypeError(`proxy refused ${request.headers.get('Authorization')}`);
+    };
+    const c = client({ fetch, logger, logLevel: 'debug', maxRetries: 1 });
+    const retried: string[] = [];
+    c.on('retry', ({ error }) => void retried.push(error.message));
+    const error = (await run(c.listPets())) as Error;
+    expect(error.message).toContain('proxy refused Bearer [redacted]');
+    expect(retried).toEqual([expect.stringContaining('proxy refused Bearer [redacted]')]);
+    expect(JSON.stringify(lines)).toContain('[redacted]');
+    expect(JSON.stringify([lines, retried, error.message])).not.toContain('key-pro');
+  });
+
   it('a logger that throws is reported and fails no call: createPet resolves, and the pet is created once', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
