@@ -52,11 +52,15 @@ export function reportListenerError(error: unknown): void {
   });
 }
 
-/** Calls each listener with `value`; one that throws is reported and the others still run. */
+/**
+ * Calls each listener with `value`; one that throws is reported and the others still run. An
+ * async one that rejects is reported too: unhandled, its rejection would end a Node process.
+ */
 export function notify<T>(listeners: Iterable<(value: T) => void>, value: T): void {
   for (const listener of [...listeners]) {
     try {
-      listener(value);
+      const result: unknown = listener(value);
+      if (result instanceof Promise) result.catch(reportListenerError);
     } catch (error) {
       reportListenerError(error);
     }

@@ -36,7 +36,7 @@ export interface RateLimitStore {
   readonly getSnapshot: () => RateLimitState | undefined;
   /**
    * Calls `listener` with the new state on each change; returns the function that unsubscribes.
-   * A listener that throws is reported (`reportError`, else rethrown in a microtask) and changes
+   * A listener that throws (or rejects) is reported (`reportError`, else rethrown in a microtask) and changes
    * no call's outcome.
    */
   readonly subscribe: (listener: (state: RateLimitState | undefined) => void) => () => void;

@@ -145,6 +145,25 @@ describe('events', () => {
     vi.unstubAllGlobals();
   });
 
+  it('an async listener or subscriber that rejects is reported like one that throws, never an unhandled rejection', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    try {
+      const c = client();
+      c.on('response', async () => {
+        throw new Error('async listener bug');
+      });
+      c.rateLimit.subscribe(async () => {
+        throw new Error('async view bug');
+      });
+      expect(await run(c.createPet({ name: 'Rex', categoryId: 1 }))).toMatchObject({ name: 'Rex' });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(reported).toEqual(expect.arrayContaining([new Error('async listener bug'), new Error('async view bug')]));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('a rateLimit.subscribe listener that throws does not fail createPet, and later listeners still run', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
