@@ -90,6 +90,8 @@ interface CallState {
    * it in flight. An abort that ends the call says so (p-retry rethrows only the signal's reason).
    */
   mayHaveSucceeded?: boolean;
+  /** The block the last attempt's 429 set for every call (ms), as recorded: its retry's delay. */
+  blockForMs?: number | undefined;
 }
 
 const REDACTED = '[redacted]';
@@ -451,6 +453,7 @@ export class PetStoreClient {
         retries,
         maxRetryDelay: this.#options.maxRetryDelay,
         signal,
+        blockForMs: () => state.blockForMs,
         onRetry: (error, retry, delayMs) => {
           const { name, message } = error;
           this.#options.log.info(`${describeCall(call)}: retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${name}: ${message}`);
@@ -562,11 +565,11 @@ export class PetStoreClient {
       if (this.#events.has('request')) this.#events.emit('request', { ...call, attempt });
       response = await this.#send(operation, headers, controller.signal);
       // Observed as soon as the head arrives: a 429 blocks every call before its body is read.
-      const recorded = [this.#observe(response, attempt, false)];
+      const recorded = [this.#observe(response, state, attempt, false)];
       this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
       text = await this.#read(response, controller);
       // A 429 whose Error record announces a ban is observed again, so refusals say so.
-      if (response.status === 429 && /"code"\s*:\s*"api_key_banned"/.test(text)) recorded.push(this.#observe(response, attempt, true));
+      if (response.status === 429 && /"code"\s*:\s*"api_key_banned"/.test(text)) recorded.push(this.#observe(response, state, attempt, true));
       // A shared store records asynchronously: the call settles once it has (within the attempt's
       // deadline), so rateLimit shows this response, and a process that exits at once loses no 429.
       if (recorded.some(Boolean)) await Promise.race([Promise.all(recorded), new Promise((done) => controller.signal.addEventListener('abort', done, { once: true }))]);
@@ -627,10 +630,12 @@ export class PetStoreClient {
   /**
    * Tells the coordinator what a response said about the rate limit. A 429 that names no wait
    * blocks for the backoff of this call's `attempt`, so repeated ones back off exponentially.
-   * Returns the recording when the coordinator's is asynchronous (a shared store's), never rejecting.
+   * Records the block in `state` (its retry waits it). Returns the recording when the coordinator's is asynchronous (a shared store's), never rejecting.
    */
-  #observe(response: Response, attempt: number, banned: boolean): Promise<void> | undefined {
+  #observe(response: Response, state: CallState, attempt: number, banned: boolean): Promise<void> | undefined {
     const observation = observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt));
+    // A 429 observed again for its ban draws another backoff: the coordinator keeps the longer block.
+    state.blockForMs = banned ? Math.max(state.blockForMs ?? 0, observation.blockForMs!) : observation.blockForMs;
     let observed: void | Promise<void>;
     try {
       observed = this.#options.coordinator.observe(observation);

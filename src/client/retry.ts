@@ -13,7 +13,7 @@
  */
 import pRetry from 'p-retry';
 import { ApiError, ConnectionError, RateLimitError } from './errors.js';
-import { observeResponse, retryAfterMs, serverNow } from './headers.js';
+import { retryAfterMs, serverNow } from './headers.js';
 import { isPermissionDenied, sleep } from '../runtime.js';
 
 /** Backoff base and cap, in milliseconds. */
@@ -28,10 +28,11 @@ export function backoffMs(retry: number): number {
  * How long to wait before retrying after `error`, in milliseconds, or `undefined` when the error
  * must not be retried. `retry` counts from 1.
  */
-function retryDelayMs(error: unknown, method: string, retry: number): number | undefined {
-  // The wait every call of the key now observes: Retry-After, else the spent budget's reset, else 0
-  // (the coordinator's backoff for a bare 429 applies on the next attempt).
-  if (error instanceof RateLimitError) return observeResponse(429, error.headers, Date.now(), false, () => 0).blockForMs;
+function retryDelayMs(error: unknown, options: RetryOptions, retry: number): number | undefined {
+  const { method } = options;
+  // The wait every call of the key now observes, as the 429 was recorded: Retry-After, else the
+  // spent budget's reset, else the backoff the coordinator blocks for.
+  if (error instanceof RateLimitError) return options.blockForMs() ?? 0;
   if (method !== 'GET') return undefined;
   if (error instanceof ApiError && (error.status === 408 || error.status >= 500)) {
     return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry);
@@ -49,6 +50,8 @@ export interface RetryOptions {
   retries: number;
   maxRetryDelay: number;
   signal: AbortSignal | undefined;
+  /** The block the last attempt's 429 set for every call, in milliseconds, as it was recorded. */
+  blockForMs: () => number | undefined;
   /** Told of each retry before its wait, with the error retried (the only kinds retryDelayMs retries). */
   onRetry: (error: ApiError | ConnectionError, retry: number, delayMs: number) => void;
 }
@@ -65,7 +68,7 @@ export function withRetries<T>(attempt: () => Promise<T>, options: RetryOptions)
     minTimeout: 0,
     signal: options.signal,
     shouldRetry: async ({ error, retriesConsumed }) => {
-      const wait = retryDelayMs(error, options.method, retriesConsumed + 1);
+      const wait = retryDelayMs(error, options, retriesConsumed + 1);
       if (wait === undefined || wait > options.maxRetryDelay) return false;
       options.onRetry(error as ApiError | ConnectionError, retriesConsumed + 1, wait);
       // A 429's window is waited in the coordinator, with every other call of the key.

@@ -115,6 +115,25 @@ describe('events', () => {
     expect(JSON.stringify(seen)).not.toContain('key-ent');
   });
 
+  it('after a bare 429 (no Retry-After), the retry event\'s delayMs is the backoff every call then waits, as its wait event says (before: 0)', async () => {
+    let sent = 0;
+    const fetch = async (request: Request) => (sent++ === 0 ? new Response('{}', { status: 429 }) : server.fetch(request));
+    const c = client({ fetch });
+    const seen: [string, number][] = [];
+    c.on('retry', ({ delayMs }) => void seen.push(['retry', delayMs]));
+    c.on('wait', ({ waitMs }) => void seen.push(['wait', waitMs]));
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    try {
+      expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(seen).toEqual([
+      ['retry', 250],
+      ['wait', 250],
+    ]);
+  });
+
   it('calls held back behind the probe of an unknown budget emit a busy wait event and log it at debug', async () => {
     const { lines, logger } = recorder();
     const c = client({ logger, logLevel: 'debug', timeout: 10_000, maxRetryDelay: 0 });
