@@ -533,6 +533,8 @@ export class PetStoreClient {
         log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
         this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
         await sleep(waitMs, signal);
+        // Requests in flight found after the window are a new wait, with its own limit.
+        busySince = undefined;
         continue;
       }
       throw throttled(call, { ...decision, waitMs }, state.waits, maxRetryDelay, timeout, request.leaseMs);

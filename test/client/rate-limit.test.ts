@@ -179,6 +179,19 @@ describe('coordinated rate limiting', () => {
     expect(sent).toBe(0);
   });
 
+  it('a call that waits behind requests in flight, then out a spent window, then behind requests in flight again, gets a new wait for the second (before: refused at once, its limit counted from the first)', async () => {
+    const decisions = [{ kind: 'busy', waitMs: 4_000 }, { kind: 'spent', waitMs: 4_000 }, { kind: 'busy', waitMs: 1_000 }] as const;
+    let asked = 0;
+    const memory = createMemoryCoordinator();
+    const scripted = memoryWith({ acquire: (request) => decisions[asked++] ?? memory.acquire(request) });
+    const c = client({ coordinator: scripted, timeout: 1_000, maxRetryDelay: 5_000 });
+    const waits: string[] = [];
+    c.on('wait', ({ reason }) => void waits.push(reason));
+    const outcome = await settle(c.listPets({ limit: 1 }), { stepMs: 100, maxSteps: 200 });
+    expect(outcome).toEqual({ status: 'fulfilled', value: expect.any(Array) });
+    expect(waits).toEqual(['busy', 'spent', 'busy']);
+  });
+
   it('the signal cancels a wait in the gate: the call rejects with an AbortError carrying its reason, and nothing more is sent', async () => {
     const ent = client({ apiKey: 'key-ent' });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
