@@ -130,12 +130,22 @@ export class Signal {
 export const SDK_ID = `@animal-store/sdk/${typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev'}`;
 declare const __SDK_VERSION__: string | undefined;
 
-/** The runtime, for the User-Agent: `node/24.1.0`, `bun/1.4.5`, `deno/2.9.6`, or `unknown`. */
+/**
+ * Whether this is workerd (Cloudflare Workers), which names itself only in `navigator.userAgent`:
+ * its `process` (nodejs_compat, on by default since 2026-08-04) claims `versions.node`.
+ */
+function isWorkerd(): boolean {
+  return (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers';
+}
+
+/** The runtime, for the User-Agent: `node/24.1.0`, `bun/1.4.5`, `deno/2.9.6`, `workerd`, or `unknown`. */
 export function runtimeName(): string {
   const versions = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process?.versions;
   if (versions?.bun) return `bun/${versions.bun}`;
   const deno = (globalThis as { Deno?: { version?: { deno?: string } } }).Deno?.version?.deno;
   if (deno) return `deno/${deno}`;
+  // A worker knows no version of its runtime.
+  if (isWorkerd()) return 'workerd';
   return versions?.node ? `node/${versions.node}` : 'unknown';
 }
 

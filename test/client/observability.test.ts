@@ -228,6 +228,17 @@ describe('request ids and messages', () => {
     await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent')), server.fetch(request)) }).listPets());
     expect(seen[0]).toMatch(/^@animal-store\/sdk\/\d+\.\d+\.\d+\S* \(node\/\d+\.\d+\.\d+\)$/);
   });
+
+  it('in workerd, whose process claims a Node version, the User-Agent names workerd', async () => {
+    vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
+    try {
+      const seen: (string | null)[] = [];
+      await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent')), server.fetch(request)) }).listPets());
+      expect(seen[0]).toMatch(/^@animal-store\/sdk\/\S+ \(workerd\)$/);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });
 
 describe('aborts and deadlines', () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsumer, ROOT, type Consumer } from '../support/consumer.js';
 import { PROGRAMS, programPath } from '../support/programs.js';
 import { BUN, DENO, DENO_FLAGS, NODE_22_VERSION, NODE_24, node22, runCli, runInBrowser, runInWebKit, runWorkerd, writeEntries } from './runners.js';
-import { SCENARIO, type ErrorReport, type ModeReport, type ScenarioConfig, type ScenarioReport } from './scenario.js';
+import { SCENARIO, STREAMED_NAME, type ErrorReport, type ModeReport, type ScenarioConfig, type ScenarioReport } from './scenario.js';
 
 type NodeAdapter = typeof import('@animal-store/sdk/node');
 type RunningServer = Awaited<ReturnType<NodeAdapter['startReferenceServer']>>;
@@ -54,6 +54,21 @@ const RUNTIMES: [string, RegExp, string, () => Promise<ScenarioReport>][] = [
   ['WebKit', /^webkit\/(2\.\d+)\./, "WebKit (WebKitGTK's MiniBrowser)", () => runInWebKit(consumer, config)],
 ];
 
+/**
+ * How the client should name itself in each runtime: the runtime part of its User-Agent, or the
+ * X- header where a page may not set User-Agent.
+ */
+const HOST: Record<string, { userAgent: RegExp | null }> = {
+  'Node 22': { userAgent: /^@animal-store\/sdk\/\S+ \(node\/22\.\d+\.\d+\)$/ },
+  'Node 24': { userAgent: /^@animal-store\/sdk\/\S+ \(node\/24\.\d+\.\d+\)$/ },
+  Bun: { userAgent: /^@animal-store\/sdk\/\S+ \(bun\/1\.\d+\.\d+\)$/ },
+  Deno: { userAgent: /^@animal-store\/sdk\/\S+ \(deno\/2\.\d+\.\d+\)$/ },
+  workerd: { userAgent: /^@animal-store\/sdk\/\S+ \(workerd\)$/ },
+  Chromium: { userAgent: null },
+  Firefox: { userAgent: null },
+  WebKit: { userAgent: null },
+};
+
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 const MODES = [
@@ -66,7 +81,7 @@ const error = (outcome: unknown): ErrorReport => {
   return outcome as ErrorReport;
 };
 
-describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, readmeRow, runScenario) => {
+describe.each(RUNTIMES)('the packed package in %s', (name, runtime, readmeRow, runScenario) => {
   let report: ScenarioReport;
 
   beforeAll(async () => {
@@ -80,6 +95,26 @@ describe.each(RUNTIMES)('the packed package in %s', (_name, runtime, readmeRow, 
     expect(report.runtime).toMatch(runtime);
     const row = README.split('\n').find((line) => line.startsWith(`| ${readmeRow} |`));
     expect(row, `README's Runtime support row for ${readmeRow}`).toContain(report.runtime.match(runtime)![1]);
+  });
+
+  describe('its host', () => {
+    const expected = HOST[name]!;
+
+    it(expected.userAgent ? 'the User-Agent names the SDK and this runtime' : 'the X-Animal-Store-Client header names the SDK (a page may not set User-Agent)', () => {
+      const { identity } = report.host;
+      if (expected.userAgent) expect(identity).toEqual({ userAgent: expect.stringMatching(expected.userAgent), client: null });
+      else expect(identity).toEqual({ userAgent: null, client: expect.stringMatching(/^@animal-store\/sdk\/\S+$/) });
+    });
+
+    it('a body streamed one byte per chunk decodes characters split across chunks', () => {
+      expect(report.host.streamed).toEqual([STREAMED_NAME]);
+    });
+
+    it('maxResponseBytes fails a larger body, with or without Content-Length', () => {
+      const tooLarge = { name: 'ConnectionError', petStoreError: true, message: expect.stringContaining('maxResponseBytes') };
+      expect(error(report.host.tooLarge.chunked)).toMatchObject(tooLarge);
+      expect(error(report.host.tooLarge.declared)).toMatchObject(tooLarge);
+    });
   });
 
   describe.each(MODES)('%s', (_mode, key) => {

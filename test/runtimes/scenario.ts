@@ -60,9 +60,20 @@ export interface ModeReport {
   aborted: { settled: boolean; withReason?: boolean; error?: ErrorReport | 'resolved' };
 }
 
+/** What depends on the host rather than on the server: checked once, in-process. */
+export interface HostReport {
+  /** The headers that name the SDK on a request: `User-Agent` where it may be set, else the X- one. */
+  identity: { userAgent: string | null; client: string | null };
+  /** A body sent one byte per chunk, a character split across chunks: its text as listPets read it. */
+  streamed: string[] | ErrorReport;
+  /** maxResponseBytes against a body with no Content-Length (read, then stopped) and one whose Content-Length is too large. */
+  tooLarge: { chunked: ErrorReport | 'resolved'; declared: ErrorReport | 'resolved' };
+}
+
 export interface ScenarioReport {
   /** Which runtime ran it, as it names itself: `node 22.23.3`, `bun 1.4.5`, a user agent. */
   runtime: string;
+  host: HostReport;
   inProcess: ModeReport;
   http: ModeReport;
 }
@@ -143,15 +154,58 @@ async function runMode(baseUrl: string, fetch: Fetch, slowBaseUrl: string, slowF
   };
 }
 
+/** A pet whose name has a 2-byte, a 3-byte and a 4-byte character, for the streamed body. */
+export const STREAMED_NAME = 'Zoë € 🐈';
+
+/** A 200 with `body` one byte per chunk, with no Content-Length (as a chunked answer), or with `contentLength`. */
+function bytewise(body: string, contentLength?: number): Response {
+  const bytes = new TextEncoder().encode(body);
+  let at = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at < bytes.length) controller.enqueue(bytes.slice(at, ++at));
+      else controller.close();
+    },
+  });
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (contentLength !== undefined) headers['Content-Length'] = String(contentLength);
+  return new Response(stream, { headers });
+}
+
+/** What depends on the host: how the client names itself, how it reads bodies. */
+async function runHost(server: { fetch: Fetch }): Promise<HostReport> {
+  const { apiKey } = SCENARIO;
+  const baseUrl = 'http://in-process.test/v1';
+  let identity: HostReport['identity'] = { userAgent: null, client: null };
+  const recording: Fetch = (request, init) => {
+    identity = { userAgent: request.headers.get('User-Agent'), client: request.headers.get('X-Animal-Store-Client') };
+    return server.fetch(request, init);
+  };
+
+  await new PetStoreClient({ apiKey, baseUrl, fetch: recording }).listPets();
+
+  const pets = JSON.stringify([{ id: 1, name: STREAMED_NAME, categoryId: 1, status: 'available' }]);
+  const streamed = await new PetStoreClient({ apiKey, baseUrl, fetch: async () => bytewise(pets) })
+    .listPets()
+    .then((list) => list.map((pet) => pet.name), reportError);
+  const capped = (response: () => Response) => new PetStoreClient({ apiKey, baseUrl, maxRetries: 0, maxResponseBytes: 16, fetch: async () => response() }).listPets();
+  const tooLarge = {
+    chunked: asReport(await rejection(capped(() => bytewise(pets)))),
+    declared: asReport(await rejection(capped(() => bytewise(pets, new TextEncoder().encode(pets).length)))),
+  };
+  return { identity, streamed, tooLarge };
+}
+
 /** The whole scenario: in-process first, then over HTTP against the test's servers. */
 export async function runScenario(config: ScenarioConfig): Promise<ScenarioReport> {
   const apiKeys = { [SCENARIO.apiKey]: SCENARIO.plan };
+  const host = await runHost(createReferenceServer({ apiKeys, pets: SCENARIO.pets }));
   const server = createReferenceServer({ apiKeys, pets: SCENARIO.pets });
   const slowServer = createReferenceServer({ apiKeys, pets: SCENARIO.pets, faults: { rate: 1, kinds: ['latency'], latencyMs: SCENARIO.latencyMs } });
   const inProcess = await runMode('http://in-process.test/v1', server.fetch, 'http://in-process.test/v1', slowServer.fetch);
   const network: Fetch = (request, init) => globalThis.fetch(request, init);
   const http = await runMode(config.baseUrl, network, config.slowBaseUrl, network);
-  return { runtime: runtimeName(), inProcess, http };
+  return { runtime: runtimeName(), host, inProcess, http };
 }
 
 /**
