@@ -149,6 +149,15 @@ export function runtimeName(): string {
   return versions?.node ? `node/${versions.node}` : 'unknown';
 }
 
+/**
+ * `process.emitWarning` where the runtime prints what it emits (Node, Bun, Deno); `undefined`
+ * elsewhere, console.warn's hosts: browsers, and workerd, whose `emitWarning` only emits a
+ * 'warning' event that nothing prints.
+ */
+export function printedWarning(): HostProcess['emitWarning'] {
+  return isWorkerd() ? undefined : hostProcess()?.emitWarning;
+}
+
 /** The page's address where there is one (a browser), to resolve a relative base URL against. */
 export function pageUrl(): string | undefined {
   return (globalThis as { location?: { href?: string } }).location?.href;

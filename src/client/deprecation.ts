@@ -6,7 +6,7 @@
  */
 import { GET_PET_SUNSET } from '../schemas/index.js';
 import { parseHttpDate } from './headers.js';
-import { hostProcess, notify } from '../runtime.js';
+import { notify, printedWarning } from '../runtime.js';
 
 /** What the client reports when an operation is deprecated. */
 export interface DeprecationNotice {
@@ -53,12 +53,15 @@ export function noticeFromHeaders(operation: string, headers: Headers): Deprecat
   return { operation, message, sunset, deprecation, link };
 }
 
-/** Warns through `process.emitWarning` (so `--no-deprecation` applies) or `console.warn`, once per process. */
+/**
+ * Warns through `process.emitWarning` where the runtime prints it (so Node's `--no-deprecation`
+ * applies), else `console.warn` (browsers, workerd), once per process.
+ */
 function warnOnce(notice: DeprecationNotice): void {
   const code = warningCode(notice.operation);
   if (warnedInProcess.has(code)) return;
   warnedInProcess.add(code);
-  const emitWarning = hostProcess()?.emitWarning;
+  const emitWarning = printedWarning();
   if (typeof emitWarning === 'function') emitWarning(notice.message, { type: 'DeprecationWarning', code });
   else console.warn(`DeprecationWarning: ${notice.message}`);
 }

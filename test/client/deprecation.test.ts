@@ -121,4 +121,20 @@ describe('deprecation', () => {
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^DeprecationWarning: .*listOrders\(\).*2031-01-01/));
   });
+
+  it('in workerd, whose process.emitWarning prints nothing, the default warning goes to console.warn', async () => {
+    deprecate('/store/orders');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
+    try {
+      const fresh = await freshClients();
+      await run(fresh().listOrders());
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(emitWarning).not.toHaveBeenCalled();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^DeprecationWarning: .*listOrders\(\)/));
+  });
 });

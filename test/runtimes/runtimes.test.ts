@@ -55,18 +55,20 @@ const RUNTIMES: [string, RegExp, string, () => Promise<ScenarioReport>][] = [
 ];
 
 /**
- * How the client should name itself in each runtime: the runtime part of its User-Agent, or the
- * X- header where a page may not set User-Agent.
+ * How the client should name itself in each runtime (the runtime part of its User-Agent, or the
+ * X- header where a page may not set User-Agent), and where its default deprecation warning
+ * should go: a process 'warning' event where the runtime prints those (Node, Bun, Deno), else
+ * the console (workerd has a `process` whose warnings nobody prints).
  */
-const HOST: Record<string, { userAgent: RegExp | null }> = {
-  'Node 22': { userAgent: /^@animal-store\/sdk\/\S+ \(node\/22\.\d+\.\d+\)$/ },
-  'Node 24': { userAgent: /^@animal-store\/sdk\/\S+ \(node\/24\.\d+\.\d+\)$/ },
-  Bun: { userAgent: /^@animal-store\/sdk\/\S+ \(bun\/1\.\d+\.\d+\)$/ },
-  Deno: { userAgent: /^@animal-store\/sdk\/\S+ \(deno\/2\.\d+\.\d+\)$/ },
-  workerd: { userAgent: /^@animal-store\/sdk\/\S+ \(workerd\)$/ },
-  Chromium: { userAgent: null },
-  Firefox: { userAgent: null },
-  WebKit: { userAgent: null },
+const HOST: Record<string, { userAgent: RegExp | null; warning: 'process' | 'console' }> = {
+  'Node 22': { userAgent: /^@animal-store\/sdk\/\S+ \(node\/22\.\d+\.\d+\)$/, warning: 'process' },
+  'Node 24': { userAgent: /^@animal-store\/sdk\/\S+ \(node\/24\.\d+\.\d+\)$/, warning: 'process' },
+  Bun: { userAgent: /^@animal-store\/sdk\/\S+ \(bun\/1\.\d+\.\d+\)$/, warning: 'process' },
+  Deno: { userAgent: /^@animal-store\/sdk\/\S+ \(deno\/2\.\d+\.\d+\)$/, warning: 'process' },
+  workerd: { userAgent: /^@animal-store\/sdk\/\S+ \(workerd\)$/, warning: 'console' },
+  Chromium: { userAgent: null, warning: 'console' },
+  Firefox: { userAgent: null, warning: 'console' },
+  WebKit: { userAgent: null, warning: 'console' },
 };
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -104,6 +106,10 @@ describe.each(RUNTIMES)('the packed package in %s', (name, runtime, readmeRow, r
       const { identity } = report.host;
       if (expected.userAgent) expect(identity).toEqual({ userAgent: expect.stringMatching(expected.userAgent), client: null });
       else expect(identity).toEqual({ userAgent: null, client: expect.stringMatching(/^@animal-store\/sdk\/\S+$/) });
+    });
+
+    it(`without onDeprecation, getPet warns where this runtime shows it (${expected.warning === 'process' ? 'process.emitWarning' : 'console.warn'})`, () => {
+      expect(report.host.warning).toEqual([expected.warning]);
     });
 
     it('a body streamed one byte per chunk decodes characters split across chunks', () => {

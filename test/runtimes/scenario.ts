@@ -64,6 +64,11 @@ export interface ModeReport {
 export interface HostReport {
   /** The headers that name the SDK on a request: `User-Agent` where it may be set, else the X- one. */
   identity: { userAgent: string | null; client: string | null };
+  /**
+   * Where getPet's default deprecation warning (no onDeprecation) went: `console` (console.warn),
+   * `process` (a process 'warning' event, which Node, Bun and Deno print), both or neither.
+   */
+  warning: ('console' | 'process')[];
   /** A body sent one byte per chunk, a character split across chunks: its text as listPets read it. */
   streamed: string[] | ErrorReport;
   /** maxResponseBytes against a body with no Content-Length (read, then stopped) and one whose Content-Length is too large. */
@@ -172,7 +177,7 @@ function bytewise(body: string, contentLength?: number): Response {
   return new Response(stream, { headers });
 }
 
-/** What depends on the host: how the client names itself, how it reads bodies. */
+/** What depends on the host: how the client names itself, where its default warning goes, how it reads bodies. */
 async function runHost(server: { fetch: Fetch }): Promise<HostReport> {
   const { apiKey } = SCENARIO;
   const baseUrl = 'http://in-process.test/v1';
@@ -182,7 +187,22 @@ async function runHost(server: { fetch: Fetch }): Promise<HostReport> {
     return server.fetch(request, init);
   };
 
-  await new PetStoreClient({ apiKey, baseUrl, fetch: recording }).listPets();
+  // The default warning, without onDeprecation: watched on both channels, then both restored.
+  const warning = new Set<'console' | 'process'>();
+  type Emitter = { on?(event: string, listener: (warning: { code?: string }) => void): unknown; off?(event: string, listener: (warning: { code?: string }) => void): unknown };
+  const host = (globalThis as { process?: Emitter }).process;
+  const onWarning = (emitted: { code?: string }) => void (emitted?.code === 'PETSTORE_GET_PET' && warning.add('process'));
+  const consoleWarn = console.warn;
+  console.warn = (...args: unknown[]) => void (String(args[0]).includes('getPet') ? warning.add('console') : consoleWarn.apply(console, args));
+  host?.on?.('warning', onWarning);
+  try {
+    await new PetStoreClient({ apiKey, baseUrl, fetch: recording }).getPet(1);
+    // Node emits the warning event on a later tick.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  } finally {
+    console.warn = consoleWarn;
+    host?.off?.('warning', onWarning);
+  }
 
   const pets = JSON.stringify([{ id: 1, name: STREAMED_NAME, categoryId: 1, status: 'available' }]);
   const streamed = await new PetStoreClient({ apiKey, baseUrl, fetch: async () => bytewise(pets) })
@@ -193,7 +213,7 @@ async function runHost(server: { fetch: Fetch }): Promise<HostReport> {
     chunked: asReport(await rejection(capped(() => bytewise(pets)))),
     declared: asReport(await rejection(capped(() => bytewise(pets, new TextEncoder().encode(pets).length)))),
   };
-  return { identity, streamed, tooLarge };
+  return { identity, warning: [...warning].sort(), streamed, tooLarge };
 }
 
 /** The whole scenario: in-process first, then over HTTP against the test's servers. */
