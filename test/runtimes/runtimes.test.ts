@@ -130,6 +130,11 @@ describe.each(RUNTIMES)('the packed package in %s', (name, runtime, readmeRow, r
       expect(mode().listed).toEqual(SCENARIO.pets.map((pet) => pet.name));
     });
 
+    it('the rate-limit headers and the request id are readable (exposed to a page of another origin)', () => {
+      expect(mode().seen).toEqual({ limit: expect.any(Number), remaining: expect.any(Number), resetsLater: true, requestId: expect.stringMatching(/\S/) });
+      expect(mode().seen.remaining).toBeLessThan(mode().seen.limit!);
+    });
+
     it('createPet sends its body and answers the stored pet', () => {
       expect(mode().created).toEqual({ id: 3, name: 'Runtime', categoryId: 3, status: 'pending' });
     });

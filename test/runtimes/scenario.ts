@@ -52,6 +52,11 @@ export interface ErrorReport {
 /** What happened against one server. */
 export interface ModeReport {
   listed: string[];
+  /**
+   * What the client read of the first answer's headers (a browser calling another origin sees
+   * only those the server exposes): the budget it now knows, and the answer's request id.
+   */
+  seen: { limit?: number; remaining?: number; resetsLater?: boolean; requestId?: string | undefined };
   created: unknown;
   getPet: { name: string; notices: { operation: string; sunset: string | undefined }[] };
   rateLimited: ErrorReport | 'resolved';
@@ -122,9 +127,12 @@ async function runMode(baseUrl: string, fetch: Fetch, slowBaseUrl: string, slowF
   const notices: ModeReport['getPet']['notices'] = [];
   const client = new PetStoreClient({ apiKey, baseUrl, fetch, onDeprecation: (notice) => notices.push({ operation: notice.operation, sunset: notice.sunset?.toISOString().slice(0, 10) }) });
 
-  const listed = (await client.listPets()).map((pet) => pet.name);
+  const first = await client.withResponse.listPets();
+  const listed = first.data.map((pet) => pet.name);
+  const budget = client.rateLimit.getSnapshot();
+  const seen = { limit: budget?.limit, remaining: budget?.remaining, resetsLater: budget && budget.resetAt.getTime() > Date.now(), requestId: first.requestId };
   const created = await client.createPet({ name: 'Runtime', categoryId: 3, status: 'pending' }).catch(reportError);
-  const first = await client.getPet(1);
+  const pet = await client.getPet(1);
   await client.getPet(2);
 
   // A 429 the server forces (Prefer: code=429) with its Retry-After; then the client knows it
@@ -151,7 +159,8 @@ async function runMode(baseUrl: string, fetch: Fetch, slowBaseUrl: string, slowF
   return {
     listed,
     created,
-    getPet: { name: first.name, notices },
+    seen,
+    getPet: { name: pet.name, notices },
     rateLimited,
     throttled,
     timedOut: timeout.settled ? { settled: true, error: asReport(timeout.outcome) } : { settled: false },
