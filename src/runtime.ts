@@ -42,7 +42,9 @@ export function isPermissionDenied(error: unknown): boolean {
 
 /**
  * Reports an error thrown by a user's listener without letting it change what the client does:
- * `reportError` where the host has it (browsers, Deno, Bun, Node 22+), else rethrown in a microtask.
+ * `reportError` where the host has it (browsers, workerd, Deno, Bun), else rethrown in a
+ * microtask (Node has no `reportError`). In Node, Bun and Deno either ends the process, as an
+ * uncaught error does; browsers and workerd log it.
  */
 export function reportListenerError(error: unknown): void {
   const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
