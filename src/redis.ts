@@ -29,6 +29,8 @@ export interface RedisClient {
   duplicate(): RedisSubscriber;
   /** node-redis's events; the coordinator listens for `end`, when the app closes its client. */
   on(event: 'end', listener: () => void): unknown;
+  /** node-redis's options: the `database` the client selects, whose processes share a key's state. */
+  readonly options?: { readonly database?: number | undefined } | undefined;
 }
 
 /** The pub/sub connection the coordinator makes with `duplicate()`. */
@@ -322,7 +324,11 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     const id = createHash('sha256').update(`${scope.baseUrl}\n${scope.apiKey}`).digest('hex').slice(0, 32);
     let shared = bound.get(id);
     if (!shared) {
-      shared = new Shared(`${prefix}:${id}`, run, timeoutMs, options.onWarning, subscribe, () => closed);
+      // Keys belong to a database, pub/sub channels to the whole server: processes of the same key
+      // in another database keep a state of their own, and must not hear this one's.
+      const database = redis.options?.database ?? 0;
+      const channel = `${prefix}:${id}:changed${database ? `:db${database}` : ''}`;
+      shared = new Shared(`${prefix}:${id}`, channel, run, timeoutMs, options.onWarning, subscribe, () => closed);
       bound.set(id, shared);
     }
     if (scope.warn) shared.loggers.add(scope.warn);
@@ -392,13 +398,14 @@ class Shared implements RateLimitCoordinator {
 
   constructor(
     key: string,
+    channel: string,
     private readonly run: Scripts,
     private readonly timeoutMs: number,
     private readonly onWarning: ((message: string) => void) | undefined,
     private readonly listen: (channel: string, listener: (message: string) => void) => Promise<void>,
     private readonly closed: () => boolean,
   ) {
-    this.#keys = { state: `${key}:state`, slots: `${key}:slots`, processes: `${key}:processes`, channel: `${key}:changed` };
+    this.#keys = { state: `${key}:state`, slots: `${key}:slots`, processes: `${key}:processes`, channel };
     this.#fallback.subscribe((state) => {
       if (this.#failedAt) this.#publish(state);
     });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
 import { createReferenceServer, type BanEvent, type ReferenceServer } from '@animal-store/sdk/server';
+import { createClient } from 'redis';
 import { connect, startRedis, type RedisProcess } from './support.js';
 
 const KEY = 'sk_live_REDISSHAREDk3y';
@@ -693,6 +694,26 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       for (const value of values) expect(String(value)).toMatch(/^-?\d+$/);
     }
     inspector.destroy();
+  });
+
+  it('the same key and prefix in two Redis databases (two deployments on one server) stay apart: neither takes the other\'s state for a lost one', async () => {
+    // Before: pub/sub channels belong to the server, not to a database; each process heard the
+    // other database's state, took its epoch for a lost state, and fell back with a warning.
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const processIn = async (database: number) => {
+      const connection = await createClient({ url: redis.url, database }).on('error', () => {}).connect();
+      connections.push(connection);
+      const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
+      const server = budgetServer(50);
+      return new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: (request) => server.fetch(request), coordinator, logLevel: 'off' });
+    };
+    const [a, b] = [await processIn(0), await processIn(1)];
+    for (let i = 0; i < 5; i++) {
+      await a.listPets();
+      await b.listPets();
+    }
+    expect(warnings).toEqual([]);
   });
 
   it('Redis down while calls wait for a slot another process holds: they are woken to fall back, not left to wait out its lease', async () => {
