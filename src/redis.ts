@@ -349,6 +349,13 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   };
 }
 
+/**
+ * A clock's offset from Redis' (`kept`), given one more `measured` from a reply. Each measure is
+ * late by the reply's trip and the event loop's lag, never early: keep the smallest, let it rise by
+ * a millisecond a reply so it follows the clock if it steps.
+ */
+const measure = (kept: number | undefined, measured: number) => (kept === undefined ? measured : Math.min(measured, kept + 1));
+
 /** Two times on this machine's clock, converted from Redis' through a measured offset, that are the same. */
 const near = (a: number | undefined, b: number | undefined) => a === b || (a !== undefined && b !== undefined && Math.abs(a - b) < 50);
 
@@ -376,6 +383,12 @@ class Shared implements RateLimitCoordinator {
   #subscribed: Promise<void> | undefined;
   /** This machine's clock minus Redis', measured from replies; `undefined` before any. */
   #offset: number | undefined;
+  /**
+   * `performance.now()` minus Redis' clock, measured as `#offset`: what a command's send time and
+   * deadline on Redis' clock are reckoned from. This machine's clock may step (NTP) between a reply
+   * and the next command; that command, dated minutes off, was taken for one Redis ran late.
+   */
+  #monotonic: number | undefined;
   /** The last shared state the fallback was told, without its time. */
   #shared = '';
   /** The epoch of the latest state Redis sent (0: none yet); see {@link STATE}. */
@@ -715,8 +728,8 @@ class Shared implements RateLimitCoordinator {
 
   /** Now and the deadline of a command sent now, on Redis' clock as this process estimates it; '0' before any reply. */
   #sentAtAndDeadline(): [string, string] {
-    if (this.#offset === undefined) return ['0', '0'];
-    const sentAt = Math.round(Date.now() - this.#offset);
+    if (this.#monotonic === undefined) return ['0', '0'];
+    const sentAt = Math.round(performance.now() - this.#monotonic);
     return [String(sentAt), String(sentAt + 2 * this.timeoutMs)];
   }
 
@@ -787,10 +800,8 @@ class Shared implements RateLimitCoordinator {
           banned: banned === 1,
         });
       }
-      const measured = Date.now() - redisNow;
-      // Each measure is late by the reply's trip and the event loop's lag, never early: keep the
-      // smallest, let it rise by a millisecond a reply so it follows this machine's clock if it steps.
-      const offset = (this.#offset = this.#offset === undefined ? measured : Math.min(measured, this.#offset + 1));
+      const offset = (this.#offset = measure(this.#offset, Date.now() - redisNow));
+      this.#monotonic = measure(this.#monotonic, performance.now() - redisNow);
       if (resetAt > 0) {
         const current = this.#snapshot;
         const local = { resetAt: resetAt + offset, blockedUntil: blockedUntil > redisNow ? blockedUntil + offset : undefined };

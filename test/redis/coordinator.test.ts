@@ -716,6 +716,39 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('this machine\'s clock steps back five minutes (NTP) after processes measured Redis\' clock: a 429 met next still blocks every process, and no decision is taken for one Redis ran late', async () => {
+    // Before: commands sent before the next reply carried a deadline five minutes in Redis' past.
+    // The 429's block, counted from then, was over before it was recorded, so another process sent
+    // into its window; and each decision was refused as late, so the processes fell back.
+    const start = performance.now();
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    // The service keeps its own clock.
+    const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1, perDay: 100 } }, now: () => minute + (performance.now() - start) });
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const a = await processOf(server, prefix, { throttle: false, maxRetries: 0 }, warnings);
+    const b = await processOf(server, prefix, { throttle: false, maxRetryDelay: 0 }, warnings);
+    b.rateLimit.subscribe(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await a.listPets();
+    // Every process has heard that answer (pub/sub) before the clock steps.
+    expect(await until(() => b.rateLimit.getSnapshot() !== undefined)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const real = Date.now.bind(Date);
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => real() - 300_000);
+    try {
+      await expect(a.listPets()).rejects.toMatchObject({ name: 'RateLimitError' });
+      const inspector = await connect(redis.url);
+      connections.push(inspector);
+      expect(await blockedInRedis(inspector, prefix)).toBe(true);
+      await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    } finally {
+      clock.mockRestore();
+    }
+    expect(server.inspect().keys[KEY]).toMatchObject({ requests: 2, insideRetryAfter: 0 });
+    expect(warnings).toEqual([]);
+  });
+
   it('Redis down while calls wait for a slot another process holds: they are woken to fall back, not left to wait out its lease', async () => {
     const prefix = fresh();
     // Redis restarts empty under the holder's slot: it warns too once it hears of the new state,
