@@ -29,6 +29,8 @@ export interface RedisClient {
   duplicate(): RedisSubscriber;
   /** node-redis's events; the coordinator listens for `end`, when the app closes its client. */
   on(event: 'end', listener: () => void): unknown;
+  /** Whether the app has the client open (node-redis): closed, it is not used; connected again, it is. */
+  readonly isOpen?: boolean | undefined;
   /** node-redis's options: the `database` the client selects, whose processes share a key's state. */
   readonly options?: { readonly database?: number | undefined } | undefined;
 }
@@ -312,13 +314,20 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     await subscriber.subscribe(channel, listener);
   };
 
-  const close = async () => {
-    closed = true;
+  /** Closes the pub/sub connection; a key's next decision on Redis subscribes again. */
+  const unsubscribe = () => {
     subscriber?.destroy();
     subscriber = undefined;
+    for (const shared of bound.values()) shared.unsubscribed();
   };
-  // A worker that finishes and closes its Redis client exits: the subscriber goes with it.
-  redis.on('end', () => void close());
+  const close = async () => {
+    closed = true;
+    unsubscribe();
+  };
+  // A worker that finishes and closes its Redis client exits: the subscriber goes with it. The app
+  // may connect the client again (a serverless function between invocations): Redis is used again.
+  redis.on('end', unsubscribe);
+  const isClosed = () => closed || redis.isOpen === false;
 
   const bind = (scope: CoordinatorScope): RateLimitCoordinator => {
     const id = createHash('sha256').update(`${scope.baseUrl}\n${scope.apiKey}`).digest('hex').slice(0, 32);
@@ -328,7 +337,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
       // in another database keep a state of their own, and must not hear this one's.
       const database = redis.options?.database ?? 0;
       const channel = `${prefix}:${id}:changed${database ? `:db${database}` : ''}`;
-      shared = new Shared(`${prefix}:${id}`, channel, run, timeoutMs, options.onWarning, subscribe, () => closed);
+      shared = new Shared(`${prefix}:${id}`, channel, run, timeoutMs, options.onWarning, subscribe, isClosed);
       bound.set(id, shared);
     }
     if (scope.warn) shared.loggers.add(scope.warn);
@@ -768,6 +777,11 @@ class Shared implements RateLimitCoordinator {
       return false;
     }
     return true;
+  }
+
+  /** The pub/sub connection closed (the app closed its Redis client): the next decision on Redis subscribes again. */
+  unsubscribed(): void {
+    this.#subscribed = undefined;
   }
 
   /** Wakes this process's waiters to ask again; a refusal given before is out of date. */

@@ -749,6 +749,32 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('a process that closes its Redis client and connects it again (a serverless function between invocations) coordinates through Redis again: a 429 another process met holds it back', async () => {
+    // Before: the coordinator closed for good with the client's first close, and the process went
+    // on alone, silently: it sent inside the window of a 429 another process had met.
+    const server = budgetServer(10);
+    const prefix = fresh();
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const warnings: string[] = [];
+    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
+    const a = new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: (request) => server.fetch(request), coordinator, logLevel: 'off', throttle: false, maxRetryDelay: 0 });
+    await a.listPets();
+    await connection.close();
+    await connection.connect();
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await other.observe({ status: 429, budget: undefined, blockForMs: 10_000, banned: false });
+    await expect(a.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    expect(server.inspect().keys[KEY]).toMatchObject({ requests: 1 });
+    expect(warnings).toEqual([]);
+    // And it hears the others again (pub/sub), as it did before the close.
+    const seen: (number | undefined)[] = [];
+    a.rateLimit.subscribe((state) => seen.push(state?.remaining));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await other.observe(answered(3, 30_000));
+    expect(await until(() => seen.includes(3))).toBe(true);
+  });
+
   it('Redis down while calls wait for a slot another process holds: they are woken to fall back, not left to wait out its lease', async () => {
     const prefix = fresh();
     // Redis restarts empty under the holder's slot: it warns too once it hears of the new state,
