@@ -108,6 +108,7 @@ export interface RateLimitObservation {
    * The budget the response announced, or `undefined` when it carried no usable rate-limit
    * headers (a proxy stripped them, CORS hid them): the throttle then steps aside until they
    * appear again. Not on a 5xx, 408 or 429, whose error page says nothing of the budget.
+   * Always `undefined` on a 5xx: what its headers announce is not the key's budget.
    */
   readonly budget: { readonly limit: number; readonly remaining: number; readonly resetInMs: number } | undefined;
   /**

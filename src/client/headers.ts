@@ -137,7 +137,10 @@ export function serverNow(headers: Headers, now: number): number {
  */
 export function observeResponse(status: number, headers: Headers, now: number, banned: boolean, backoffMs: () => number): RateLimitObservation {
   const serverTime = serverNow(headers, now);
-  const budget = ietfBudget(headers) ?? xBudget(headers, serverTime);
+  // A 5xx's budget is not the key's: the service answered before acting on the request (the
+  // reference server's injected 503 announces an untouched Free-plan minute), or a gateway did.
+  // Believed as the first answer, it let every waiting call out at once into a smaller budget.
+  const budget = status >= 500 ? undefined : (ietfBudget(headers) ?? xBudget(headers, serverTime));
   let blockForMs: number | undefined;
   if (status === 429) {
     // Retry-After wins; then the budget's reset, when it is spent and still ahead; then backoff.

@@ -66,6 +66,18 @@ describe('coordinated rate limiting', () => {
     expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('an injected 503 that announces an untouched Free-plan minute (60 left) as the first answer on a 5-per-minute key does not let a storm loose: the key is not banned', async () => {
+    // Before: the 503's rate-limit headers (an untouched Free-plan minute: the server had not acted
+    // on the request) were taken as the key's budget, so the calls waiting for the probe went out
+    // at once into a 5-per-minute key (24 429s, 23 inside a Retry-After window, a ban).
+    const faulty = createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 5, perDay: 100 } }, faults: { rate: 0.1, kinds: ['error'], seed: 7 } });
+    const ent = client({ apiKey: 'key-ent', fetch: (request) => faulty.fetch(request) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 40 }, () => ent.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    expect(faulty.requests()[0]).toMatchObject({ status: 503 });
+    expect(faulty.inspect().keys['key-ent']).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+  });
+
   it('requests that time out while the server still counts them (answers slower than the timeout) spend the budget: a storm is not banned', async () => {
     // Before: a timed-out request gave its slot back as if it had never been sent, so the calls
     // after it spent the same budget again; the server, counting the slow ones late, answered
