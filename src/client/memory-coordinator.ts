@@ -59,6 +59,12 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   #announced = Announced.Unknown;
   #limit = 0;
   #remaining = 0;
+  /**
+   * Requests of the running window released unanswered (timed out, dropped): the service may count
+   * them still, after answers that did not count them yet, so they are kept apart from `#remaining`
+   * (which the lowest announced count replaces) until a new window is announced.
+   */
+  #unanswered = 0;
   /** When the announced window resets (ms, this machine's clock); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
@@ -122,7 +128,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         // Unknown budget (none yet, or its window has reset): one request probes it, the rest
         // wait for its answer. Sending them all would turn into a burst of 429s and a ban.
         if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
-      } else if (this.#remaining - this.#inFlight <= reserve) {
+      } else if (this.#remaining - this.#unanswered - this.#inFlight <= reserve) {
         return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
       }
     }
@@ -137,8 +143,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         // Unanswered, it may be counted still (the service got it, the answer was lost or late):
         // sending another in its place would spend one request more than the budget.
         const now = this.now();
-        if (unanswered && this.#announced === Announced.Yes && this.#resetAt > now && this.#remaining > 0) {
-          this.#remaining--;
+        if (unanswered && this.#announced === Announced.Yes && this.#resetAt > now && this.#remaining > this.#unanswered) {
+          this.#unanswered++;
           this.#publish(now);
         }
         this.#changes.fire();
@@ -153,7 +159,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;
       if (this.#resetAt === 0 || resetAt > this.#resetAt + SAME_WINDOW_MS) {
-        [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
+        [this.#limit, this.#remaining, this.#resetAt, this.#unanswered] = [budget.limit, budget.remaining, resetAt, 0];
       } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {
         // Responses can arrive out of order: within one window, the lowest remaining is the truth.
         // A window that ends sooner but is still running is no late answer of an ended one: the
@@ -183,10 +189,11 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     if (this.#resetAt === 0) return;
     const blockedUntil = this.#blockedUntil > now ? this.#blockedUntil : undefined;
     const current = this.#snapshot;
+    const remaining = Math.max(0, this.#remaining - this.#unanswered);
     if (
       current &&
       current.limit === this.#limit &&
-      current.remaining === this.#remaining &&
+      current.remaining === remaining &&
       current.resetAt.getTime() === this.#resetAt &&
       current.blockedUntil?.getTime() === blockedUntil
     ) {
@@ -194,7 +201,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     }
     const state: RateLimitState = Object.freeze({
       limit: this.#limit,
-      remaining: this.#remaining,
+      remaining,
       resetAt: new Date(this.#resetAt),
       ...(blockedUntil === undefined ? {} : { blockedUntil: new Date(blockedUntil) }),
     });

@@ -66,6 +66,24 @@ describe('coordinated rate limiting', () => {
     expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('requests that time out while the server still counts them spend the budget even after faster answers that did not count them yet: two clients sharing a coordinator are not banned', async () => {
+    // Before: a timed-out request took one from the known remaining, but the next answer (of a
+    // request sent later, handled before the slow one) replaced it with the server's count, which
+    // did not hold the slow one yet; the budget was spent again (17 429s, 16 inside a Retry-After
+    // window, a ban).
+    const slow = createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 60, perDay: 1_000 } }, faults: { rate: 0.4, kinds: ['latency'], latencyMs: 3_000, seed: 1 } });
+    const coordinator = createMemoryCoordinator();
+    const [a, b] = [0, 1].map(() => client({ apiKey: 'key-ent', timeout: 1_000, maxRetries: 3, coordinator, fetch: (request) => slow.fetch(request) }));
+    const calls = Array.from({ length: 50 }, (_, i) => {
+      const c = i % 2 ? b! : a!;
+      return i % 4 === 0 ? c.createPet({ name: `pet-${i}`, categoryId: 1 }) : c.listPets({ limit: 1 });
+    });
+    const outcomes = await settle(Promise.allSettled(calls), { stepMs: 500, maxSteps: 2_000 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    expect(slow.requests().filter((r) => r.fault === 'latency').length).toBeGreaterThan(0);
+    expect(slow.inspect().keys['key-ent']).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+  });
+
   it('an injected 503 that announces an untouched Free-plan minute (60 left) as the first answer on a 5-per-minute key does not let a storm loose: the key is not banned', async () => {
     // Before: the 503's rate-limit headers (an untouched Free-plan minute: the server had not acted
     // on the request) were taken as the key's budget, so the calls waiting for the probe went out
