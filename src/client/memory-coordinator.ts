@@ -65,6 +65,11 @@ export class MemoryCoordinator implements RateLimitCoordinator {
    * (which the lowest announced count replaces) until a new window is announced.
    */
   #unanswered = 0;
+  /**
+   * Requests released unanswered while no window was running (probes of an unknown budget): the
+   * service counts them in the window announced next, if they arrive late, so they join it.
+   */
+  #unansweredUnannounced = 0;
   /** When the announced window resets (ms, this machine's clock); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
@@ -146,6 +151,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         if (unanswered && this.#announced === Announced.Yes && this.#resetAt > now && this.#remaining > this.#unanswered) {
           this.#unanswered++;
           this.#publish(now);
+        } else if (unanswered && this.#announced !== Announced.No && this.#resetAt <= now) {
+          this.#unansweredUnannounced++;
         }
         this.#changes.fire();
       },
@@ -159,7 +166,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;
       if (this.#resetAt === 0 || resetAt > this.#resetAt + SAME_WINDOW_MS) {
-        [this.#limit, this.#remaining, this.#resetAt, this.#unanswered] = [budget.limit, budget.remaining, resetAt, 0];
+        [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
+        [this.#unanswered, this.#unansweredUnannounced] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0];
       } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {
         // Responses can arrive out of order: within one window, the lowest remaining is the truth.
         // A window that ends sooner but is still running is no late answer of an ended one: the

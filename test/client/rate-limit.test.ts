@@ -18,6 +18,23 @@ function memoryWith(overrides: Partial<RateLimitCoordinator>): RateLimitCoordina
   };
 }
 
+/**
+ * 50 calls (a createPet in four) from two clients sharing a coordinator, on a key of `perMinute`,
+ * where 40% of answers come after 3 s and the calls' timeout is 1 s; returns the server, settled.
+ */
+async function slowStorm(perMinute: number) {
+  const slow = createReferenceServer({ apiKeys: { 'key-ent': { perMinute, perDay: 1_000 } }, faults: { rate: 0.4, kinds: ['latency'], latencyMs: 3_000, seed: 1 } });
+  const coordinator = createMemoryCoordinator();
+  const [a, b] = [0, 1].map(() => client({ apiKey: 'key-ent', timeout: 1_000, maxRetries: 3, coordinator, fetch: (request) => slow.fetch(request) }));
+  const calls = Array.from({ length: 50 }, (_, i) => {
+    const c = i % 2 ? b! : a!;
+    return i % 4 === 0 ? c.createPet({ name: `pet-${i}`, categoryId: 1 }) : c.listPets({ limit: 1 });
+  });
+  const outcomes = await settle(Promise.allSettled(calls), { stepMs: 500, maxSteps: 2_000 });
+  if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+  return slow;
+}
+
 describe('coordinated rate limiting', () => {
   it('storm: 200 concurrent calls on a Free-plan key all settle, none is sent inside a Retry-After window, and the key is not banned', async () => {
     const free = client({ apiKey: 'key-free' });
@@ -71,16 +88,17 @@ describe('coordinated rate limiting', () => {
     // request sent later, handled before the slow one) replaced it with the server's count, which
     // did not hold the slow one yet; the budget was spent again (17 429s, 16 inside a Retry-After
     // window, a ban).
-    const slow = createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 60, perDay: 1_000 } }, faults: { rate: 0.4, kinds: ['latency'], latencyMs: 3_000, seed: 1 } });
-    const coordinator = createMemoryCoordinator();
-    const [a, b] = [0, 1].map(() => client({ apiKey: 'key-ent', timeout: 1_000, maxRetries: 3, coordinator, fetch: (request) => slow.fetch(request) }));
-    const calls = Array.from({ length: 50 }, (_, i) => {
-      const c = i % 2 ? b! : a!;
-      return i % 4 === 0 ? c.createPet({ name: `pet-${i}`, categoryId: 1 }) : c.listPets({ limit: 1 });
-    });
-    const outcomes = await settle(Promise.allSettled(calls), { stepMs: 500, maxSteps: 2_000 });
-    if (outcomes.status !== 'fulfilled') throw new Error('the storm did not settle');
+    const slow = await slowStorm(60);
     expect(slow.requests().filter((r) => r.fault === 'latency').length).toBeGreaterThan(0);
+    expect(slow.inspect().keys['key-ent']).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+  });
+
+  it('probes that time out before a new window\'s budget is known are counted in that window once it is announced: windows resetting mid-storm send nothing into a 429', async () => {
+    // Before: a probe released unanswered while no window ran took nothing from any budget; two
+    // probes timed out at 2:00 and 2:01, the third announced the window at 2:02, its remaining
+    // was sent in full, and the two slow probes, counted on arrival, got 429s (one a strike).
+    const slow = await slowStorm(5);
+    expect(new Set(slow.requests().map((r) => r.time.slice(0, 16))).size, 'the storm spans several windows').toBeGreaterThan(2);
     expect(slow.inspect().keys['key-ent']).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
   });
 
