@@ -180,6 +180,14 @@ const duration = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms
 const busyLimit = (timeout: number, maxRetryDelay: number) => Math.max(timeout, maxRetryDelay);
 
 /**
+ * A coordinator of the user's own that failed (threw, rejected, or answered what is not a
+ * decision): nothing may be sent without its decision. (An abort is an AbortError either way:
+ * #call makes it one.)
+ */
+const coordinatorFailed = (call: CallInfo, error: unknown) =>
+  new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
+
+/**
  * The error of a call the gate did not send: what it would have waited for, and why it did not
  * (the wait exceeds maxRetryDelay, or the call has no rate-limit waits left). `leaseMs` bounds how
  * long a request in flight holds its slot.
@@ -266,8 +274,9 @@ export class PetStoreClient {
   readonly #events = new ClientEvents();
   /**
    * The API key where it stands alone in a text, not inside a longer token: a key `k` leaves
-   * `invalid_api_key` as it is; a period after it ends a sentence unless a token goes on after it. Matched in JSON as JSON.stringify writes it: a key holding `"` or
-   * `\` (visible ASCII allows them, no real key has them) is escaped there, and not found.
+   * `invalid_api_key` as it is; a period after it ends a sentence unless a token goes on after
+   * it. Matched in JSON as JSON.stringify writes it: a key holding `"` or `\` (visible ASCII
+   * allows them, no real key has them) is escaped there, and not found. See {@link #redact}.
    */
   readonly #key: RegExp;
 
@@ -479,10 +488,6 @@ export class PetStoreClient {
     const { call, timeout, signal } = state;
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
-    // A coordinator of the user's own that fails (throws, rejects, or answers what is not a
-    // decision): nothing may be sent without its decision. (An abort is an AbortError either way:
-    // #call makes it one.)
-    const failed = (error: unknown) => new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
     let busySince: number | undefined;
     for (;;) {
       let decision: AcquireDecision | Promise<AcquireDecision>;
@@ -492,7 +497,7 @@ export class PetStoreClient {
         // Read here, where a TypeError is the coordinator's failure, not one that leaves the client.
         if (!(decision.kind === 'granted' ? typeof decision.release === 'function' : WAITS.includes(decision.kind))) throw new TypeError('acquire() answered no decision');
       } catch (error) {
-        throw failed(error);
+        throw coordinatorFailed(call, error);
       }
       if (decision.kind === 'granted') {
         const { release } = decision;
@@ -524,7 +529,7 @@ export class PetStoreClient {
         const left = busySince + limit - now;
         if (left > 0) {
           await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
-            throw failed(error);
+            throw coordinatorFailed(call, error);
           });
           continue;
         }
@@ -600,7 +605,7 @@ export class PetStoreClient {
     // ("Invalid API key sk_…", a proxy's debug page of the request) is hidden there, and only it.
     // JSON is searched as JSON.stringify writes it: a server may escape a key's characters (PHP
     // writes "/" as \/, .NET "+" as \u002B), which the text then matched nowhere.
-    body = parseBody(('json' in body ? JSON.stringify(body.json) : body.text).replace(this.#key, REDACTED));
+    body = parseBody(this.#redact('json' in body ? JSON.stringify(body.json) : body.text));
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: this.#hide(response.headers), body: value, call });
     const error = new ResponseValidationError({
@@ -616,6 +621,11 @@ export class PetStoreClient {
     throw error;
   }
 
+  /** `text` with the API key hidden where it stands alone (see {@link #key}), for an error or a log line. */
+  #redact(text: string): string {
+    return text.replace(this.#key, REDACTED);
+  }
+
   /**
    * A response's headers for an error, which is logged and shown: where a value holds the key (a
    * `WWW-Authenticate` that quotes it, a proxy's debug header), a copy with it hidden.
@@ -623,7 +633,7 @@ export class PetStoreClient {
   #hide(headers: Headers): Headers {
     let hidden: Headers | undefined;
     for (const [name, value] of headers) {
-      const safe = value.replace(this.#key, REDACTED);
+      const safe = this.#redact(value);
       if (safe !== value) (hidden ??= new Headers(headers)).set(name, safe);
     }
     return hidden ?? headers;
@@ -632,7 +642,8 @@ export class PetStoreClient {
   /**
    * Tells the coordinator what a response said about the rate limit. A 429 that names no wait
    * blocks for the backoff of this call's `attempt`, so repeated ones back off exponentially.
-   * Records the block in `state` (its retry waits it). Returns the recording when the coordinator's is asynchronous (a shared store's), never rejecting.
+   * Records the block in `state` (its retry waits it). Returns the recording when the
+   * coordinator's is asynchronous (a shared store's), never rejecting.
    */
   #observe(response: Response, state: CallState, attempt: number, banned: boolean): Promise<void> | undefined {
     const observation = observeResponse(response.status, response.headers, Date.now(), banned, () => backoffMs(attempt));
@@ -764,7 +775,7 @@ export class PetStoreClient {
       : response
         ? 'the connection was cut while reading the response body'
         : // A fetch of the user's own (a proxy's agent) may quote the request's Authorization.
-          `the request failed before a response arrived (${describeFailure(cause).replace(this.#key, REDACTED)})`;
+          `the request failed before a response arrived (${this.#redact(describeFailure(cause))})`;
     return new ConnectionError({
       message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
       cause,
