@@ -102,11 +102,12 @@ const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0
 
 /**
  * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,epoch,now`,
- * on Redis' clock. `epoch` is when Redis started the key's state (microseconds); one a process
- * has not seen before (earlier ones included) means Redis lost the state (FLUSHALL, a restart
- * without persistence, an eviction), and the slots in flight with it.
+ * on Redis' clock, `remaining` without the requests released unanswered. `epoch` is when Redis
+ * started the key's state (microseconds); one a process has not seen before (earlier ones
+ * included) means Redis lost the state (FLUSHALL, a restart without persistence, an eviction),
+ * and the slots in flight with it.
  */
-const STATE = `limit .. ',' .. remaining .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. now`;
+const STATE = `limit .. ',' .. math.max(0, remaining - unanswered) .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. now`;
 
 /** Starts the state's epoch when it has none (`epoch` holds the field as read): the first script on a new or lost state. */
 const EPOCH = (state: string) => `if not epoch then
@@ -135,7 +136,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[6]))
 local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch')
+local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch', 'unanswered')
 local announced = tonumber(s[1]) or 0
 local limit = tonumber(s[2]) or 0
 local remaining = tonumber(s[3]) or 0
@@ -143,6 +144,7 @@ local resetAt = tonumber(s[4]) or 0
 local blockedUntil = tonumber(s[5]) or 0
 local banned = tonumber(s[6]) or 0
 local epoch = s[7]
+local unanswered = tonumber(s[8]) or 0
 ${EPOCH('KEYS[1]')}
 local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
@@ -151,7 +153,7 @@ if ARGV[1] == '1' and announced ~= 2 then
   local busy = false
   if announced == 0 or resetAt <= now then
     busy = inFlight > 0
-  elseif remaining - inFlight <= 0 then
+  elseif remaining - unanswered - inFlight <= 0 then
     if inFlight == 0 then return {2, resetAt - now, 0, state, processes, 0} end
     busy = true
   end
@@ -167,16 +169,27 @@ return {0, 0, 0, state, processes, inFlight + 1}`;
 
 /**
  * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
- * service with no answer, so it spends one of the remaining budget of a running window).
- * Publishes `released,<epoch>,<slots in flight>` (epoch 0: Redis lost the state, and no script
- * has started another yet).
+ * service with no answer, and the service may count it still, after answers that did not count
+ * it yet). Such a request is kept apart from `remaining`, which the lowest announced count
+ * replaces: `unanswered` of a running window is taken from every count of it, and
+ * `unansweredUnannounced` (released while no window ran: probes of an unknown budget) joins the
+ * window announced next (OBSERVE). Publishes `released,<epoch>,<slots in flight>` (epoch 0: Redis
+ * lost the state, and no script has started another yet).
  */
 const RELEASE = `${NOW}
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local s = redis.call('HMGET', KEYS[2], 'resetAt', 'remaining', 'epoch')
-if ARGV[3] == '1' and (tonumber(s[1]) or 0) > now and (tonumber(s[2]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], 'remaining', -1) end
-redis.call('PUBLISH', ARGV[2], 'released,' .. (s[3] or 0) .. ',' .. redis.call('ZCARD', KEYS[1]))
+local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch')
+if ARGV[3] == '1' and s[5] then
+  local announced = tonumber(s[1]) or 0
+  local resetAt = tonumber(s[2]) or 0
+  if announced == 1 and resetAt > now and (tonumber(s[3]) or 0) > (tonumber(s[4]) or 0) then
+    redis.call('HINCRBY', KEYS[2], 'unanswered', 1)
+  elseif announced ~= 2 and resetAt <= now then
+    redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
+  end
+end
+redis.call('PUBLISH', ARGV[2], 'released,' .. (s[5] or 0) .. ',' .. redis.call('ZCARD', KEYS[1]))
 return 1`;
 
 /**
@@ -191,13 +204,15 @@ return 1`;
 const OBSERVE = `${NOW}
 local sentAt = tonumber(ARGV[9])
 local timely = tonumber(ARGV[10]) == 0 or now <= tonumber(ARGV[10])
-local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch', 'unanswered', 'unansweredUnannounced')
 local limit = tonumber(s[1]) or 0
 local remaining = tonumber(s[2]) or 0
 local resetAt = tonumber(s[3]) or 0
 local blockedUntil = tonumber(s[4]) or 0
 local banned = tonumber(s[5]) or 0
 local epoch = s[6]
+local unanswered = tonumber(s[7]) or 0
+local unannounced = tonumber(s[8]) or 0
 ${EPOCH('KEYS[1]')}
 if #ARGV > 10 then
   for i = 11, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
@@ -217,13 +232,14 @@ elseif ARGV[1] == '1' then
   local reset = now + tonumber(ARGV[4])
   if resetAt == 0 or reset > resetAt + ${SAME_WINDOW_MS} then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
+    unanswered = math.min(unannounced, remaining) unannounced = 0
   elseif reset >= resetAt - ${SAME_WINDOW_MS} or reset > now then
     -- One window (answers arrive out of order), or one that ends sooner and still runs (the
     -- server's clock moved): the lowest remaining binds, until the sooner reset.
     limit = tonumber(ARGV[2]) remaining = math.min(remaining, tonumber(ARGV[3]))
     if reset < resetAt - ${SAME_WINDOW_MS} then resetAt = reset end
   end
-  redis.call('HSET', KEYS[1], 'announced', 1, 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
+  redis.call('HSET', KEYS[1], 'announced', 1, 'limit', limit, 'remaining', remaining, 'resetAt', resetAt, 'unanswered', unanswered, 'unansweredUnannounced', unannounced)
 elseif ARGV[1] == '0' and resetAt <= now then
   redis.call('HSET', KEYS[1], 'announced', 2)
 end

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
-import { createReferenceServer, type BanEvent, type ReferenceServer } from '@animal-store/sdk/server';
+import { createReferenceServer, type BanEvent, type ReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
 import { createClient } from 'redis';
 import { connect, startRedis, type RedisProcess } from './support.js';
 
@@ -37,10 +37,10 @@ const fresh = () => `test${++prefixes}`;
  * a minute, so a test never straddles the end of the server's window (its windows are whole
  * minutes, and a window ending mid-test would grant what the test expects refused).
  */
-function budgetServer(perMinute: number, onBan?: (event: BanEvent) => void) {
+function budgetServer(perMinute: number, onBan?: (event: BanEvent) => void, faults?: ReferenceServerOptions['faults']) {
   const start = Date.now();
   const minute = Math.floor(start / 60_000) * 60_000;
-  return createReferenceServer({ apiKeys: { [KEY]: { perMinute, perDay: 100 } }, now: () => minute + (Date.now() - start), onBan });
+  return createReferenceServer({ apiKeys: { [KEY]: { perMinute, perDay: 100 } }, now: () => minute + (Date.now() - start), onBan, faults });
 }
 
 /**
@@ -69,18 +69,40 @@ function expectWithinBudget(server: ReferenceServer, budget: number): void {
   expect(stats.requests).toBeLessThanOrEqual(budget);
   expect(stats).toMatchObject({ rateLimited: 0, insideRetryAfter: 0, bans: 0 });
 }
-/** Each client makes 3 calls at a time, 6 in all; what each ended in ('ok' or its error's name). */
-async function storm(clients: readonly PetStoreClient[]): Promise<string[]> {
+/** Each client makes 3 calls at a time, `rounds` times (6 calls in all unless told); what each ended in ('ok' or its error's name). */
+async function storm(clients: readonly PetStoreClient[], rounds = 2): Promise<string[]> {
   const outcomes = await Promise.all(
     clients.flatMap((client) =>
       Array.from({ length: 3 }, async () => {
         const names: string[] = [];
-        for (let i = 0; i < 2; i++) names.push(await client.listPets().then(() => 'ok', (error: Error) => error.name));
+        for (let i = 0; i < rounds; i++) names.push(await client.listPets().then(() => 'ok', (error: Error) => error.name));
         return names;
       }),
     ),
   );
   return outcomes.flat();
+}
+/**
+ * A storm of 3 processes (15 calls each) on a key of `perMinute`, where 40% of answers come after
+ * 1 s and the calls' timeout is 200 ms: the server still handles, and counts, a request whose
+ * attempt timed out (its fetch is not told of the timeout, as a service that got it is not).
+ * Returns the server once it has handled every request it got.
+ */
+async function slowStorm(perMinute: number, seed: number) {
+  const server = budgetServer(perMinute, undefined, { rate: 0.4, kinds: ['latency'], latencyMs: 1_000, seed });
+  const handled: Promise<Response>[] = [];
+  const fetch = (request: Request) => {
+    const answer = server.fetch(request);
+    handled.push(answer);
+    return answer;
+  };
+  const prefix = fresh();
+  // A call waits up to 2 s behind requests in flight, never for the spent window (about 60 s).
+  const processes = await Promise.all(Array.from({ length: 3 }, () => processOf(server, prefix, { fetch, timeout: 200, maxRetries: 3, maxRetryDelay: 2_000 })));
+  for (const name of await storm(processes, 5)) expect(['ok', 'ThrottledError', 'TimeoutError']).toContain(name);
+  await Promise.allSettled(handled);
+  expect(server.requests().filter((r) => r.fault === 'latency').length).toBeGreaterThan(0);
+  return server;
 }
 const SCOPE = { apiKey: KEY, baseUrl: `${BASE_URL}/` };
 /** A "process" seen from below the client: its own Redis connection and the coordinator bound to the key. */
@@ -251,6 +273,26 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect((await b.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('spent');
     expect(b.getSnapshot()).toMatchObject({ remaining: 0 });
   });
+
+  it('requests that time out while the server still counts them spend the budget even after faster answers that did not count them yet: three processes are not banned', async () => {
+    // Before: a slot released unanswered took one from the remaining on Redis, but the next answer
+    // (of a request sent later, handled before the slow one) replaced it with the server's count,
+    // which did not hold the slow one yet; the budget was spent again (41 requests on 30: 11 429s,
+    // 10 inside a Retry-After window, a ban, in each of 3 runs; 3 to 14 429s over seeds 1 to 8).
+    const server = await slowStorm(30, 1);
+    expectWithinBudget(server, 30);
+  }, 30_000);
+
+  it('probes that time out before the budget is known are counted in the window announced next: three processes send nothing into a 429', async () => {
+    // Seed 29: the first four requests are slow. Before: a probe released unanswered while no
+    // window ran took nothing from any budget; the window announced next was sent in full, and the
+    // slow probes, counted when handled, got 429s (3 or 4, 2 or 3 inside a Retry-After window, in
+    // 3 runs with the fix above alone; 4 or 5 before either).
+    const server = await slowStorm(20, 29);
+    const arrived = server.requests().sort((a, b) => a.requestId.localeCompare(b.requestId));
+    expect(arrived.slice(0, 4).map((r) => r.fault)).toEqual(Array(4).fill('latency'));
+    expectWithinBudget(server, 20);
+  }, 30_000);
 
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
