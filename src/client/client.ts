@@ -519,12 +519,13 @@ export class PetStoreClient {
         // Slots in flight may use up the budget (or are probing an unknown one): ask again when
         // one is released or a response arrives, for at most busyLimit in all, so that calls
         // do not queue for a whole timeout each behind a server that does not answer.
-        const now = Date.now();
+        // Measured on the clock that does not step: on Date, a step back of an hour held the call an hour.
+        const now = performance.now();
         const limit = busyLimit(timeout, maxRetryDelay);
         if (busySince === undefined) {
           busySince = now;
           log.debug(`${describeCall(call)}: waiting up to ${limit} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it)`);
-          this.#events.emit('wait', { ...call, reason: kind, waitMs: limit, until: new Date(now + limit) });
+          this.#events.emit('wait', { ...call, reason: kind, waitMs: limit, until: new Date(Date.now() + limit) });
         }
         const left = busySince + limit - now;
         if (left > 0) {

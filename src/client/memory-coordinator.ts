@@ -29,6 +29,13 @@ export function announcesNoBudget({ status, budget }: RateLimitObservation): boo
   return budget === undefined && status < 500 && status !== 408 && status !== 429;
 }
 
+/**
+ * How far this machine's clock must move against the monotonic one to be a step (NTP, a user, a
+ * VM resumed): less is the two clocks' coarseness (browsers round both), and the dates shown are
+ * whole seconds at best (resets are).
+ */
+const STEP_MS = 1_000;
+
 /** Whether the budget is known: before any response, the first request probes it alone. */
 const enum Announced {
   Unknown,
@@ -70,14 +77,14 @@ export class MemoryCoordinator implements RateLimitCoordinator {
    * service counts them in the window announced next, if they arrive late, so they join it.
    */
   #unansweredUnannounced = 0;
-  /** When the announced window resets (ms, this machine's clock); 0 while none is known. */
+  /** When the announced window resets (ms, on {@link now}); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
   /** Whether the 429 that set `#blockedUntil` announced a ban. */
   #banned = false;
   #inFlight = 0;
-  /** The last reading of this machine's clock, to notice it stepping back. */
-  #last = 0;
+  /** `Date.now()` minus `performance.now()` as {@link now} reads it; `undefined` before its first reading. */
+  #wall: number | undefined;
   #snapshot: RateLimitState | undefined;
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
@@ -92,21 +99,26 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   };
 
   /**
-   * This machine's clock, read nowhere else. When it steps back (NTP, a user), the window and the
-   * block keep what was left of them, as the reference server's do: measured on the old reading,
-   * every call was refused for as long as the step (an hour back, an hour of ThrottledErrors).
-   * A step forward cannot be told from time passing (no clock but Date is driven by fake timers).
+   * The clock of every deadline here, read nowhere else: `performance.now()`, which does not step,
+   * counted from where this machine's clock (`Date.now()`) stood, so that the snapshot's dates are
+   * dates of that clock. When that clock steps, either way (NTP, a user, a VM resumed), `now`
+   * steps with it and so do the window's reset and the block's end: each keeps what was left of
+   * it. Measured on `Date.now()` alone, a step back of an hour refused every call for an hour, and
+   * a step forward ended a 429's block at once, so calls went into its Retry-After window.
    * The Redis fallback reads it here too, before it passes `now` to `blocked` or `lastLimit`.
    */
   now(): number {
-    const now = Date.now();
-    const step = now - this.#last;
-    if (step < 0) {
-      if (this.#resetAt) this.#resetAt += step;
-      if (this.#blockedUntil) this.#blockedUntil += step;
-      this.#publish(now);
-    }
-    this.#last = now;
+    const monotonic = performance.now();
+    const wall = Date.now() - monotonic;
+    this.#wall ??= wall;
+    // Whole milliseconds, so that deadlines stay whole and compare equal to the snapshot's dates.
+    const step = Math.round(wall - this.#wall);
+    if (Math.abs(step) < STEP_MS) return Math.floor(monotonic + this.#wall);
+    this.#wall += step;
+    if (this.#resetAt) this.#resetAt += step;
+    if (this.#blockedUntil) this.#blockedUntil += step;
+    const now = Math.floor(monotonic + this.#wall);
+    this.#publish(now);
     return now;
   }
 

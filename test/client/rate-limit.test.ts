@@ -179,7 +179,8 @@ describe('coordinated rate limiting', () => {
   it('throttle: a reset time in the past never blocks', async () => {
     const ent = client({ apiKey: 'key-ent', maxRetryDelay: 0 });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
-    vi.setSystemTime(START + 60_000);
+    // Time passes (a step of the clock alone would not end the window: see the clock's tests below).
+    await vi.advanceTimersByTimeAsync(START + 60_000 - Date.now());
     const outcome = await settle(ent.listPets({ limit: 1 }));
     expect(outcome.status).toBe('fulfilled');
   });
@@ -356,5 +357,88 @@ describe('coordinated rate limiting', () => {
     expect(await run(client({ coordinator }).listPets({ limit: 1 }))).toHaveLength(1);
     expect(reported).toEqual([failure]);
     vi.unstubAllGlobals();
+  });
+});
+
+describe('this machine\'s clock stepping (NTP, a VM resumed, a user) ends no wait early and draws none out', () => {
+  const HOUR = 3_600_000;
+  /** When the minute of START ends, on the server's clock: the reset and every Retry-After below. */
+  const RESET = START - 10_000 + 60_000;
+  const STEPS = [
+    ['two minutes', 2 * 60_000],
+    ['an hour', HOUR],
+  ] as const;
+
+  /**
+   * A reference server on a clock of its own, which time passing moves and this machine's clock
+   * stepping does not (the service is elsewhere), with a 5-per-minute key.
+   */
+  function remoteServer() {
+    const started = performance.now();
+    return createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 5, perDay: 1_000 } }, pets: 10, now: () => START + (performance.now() - started) });
+  }
+
+  /** When each request after the first `skip` arrived, on the server's clock. */
+  const arrivals = (remote: ReturnType<typeof remoteServer>, skip: number) => remote.requests().slice(skip).map((r) => Date.parse(r.time));
+
+  it.each(STEPS)('throttle on: a step forward of %s inside a 429\'s Retry-After window: the next call waits out the window, and nothing is sent inside it (before: sent at once, a strike)', async (_, stepMs) => {
+    const remote = remoteServer();
+    const fetch = (request: Request) => remote.fetch(request);
+    // Another process of the key spends the minute; this client's probe meets the 429 (Retry-After 50 s).
+    const other = client({ apiKey: 'key-ent', fetch });
+    for (let i = 0; i < 5; i++) await settle(other.listPets({ limit: 1 }));
+    const ent = client({ apiKey: 'key-ent', fetch });
+    expect(await run(ent.listPets({ limit: 1 }, { maxRetries: 0 }))).toMatchObject({ name: 'RateLimitError' });
+    await vi.advanceTimersByTimeAsync(5_000);
+    vi.setSystemTime(Date.now() + stepMs);
+    const next = ent.listPets({ limit: 1 });
+    await vi.advanceTimersByTimeAsync(0);
+    // What rateLimit shows moved with the clock: the block still ends some 45 s from now.
+    const left = ent.rateLimit.getSnapshot()!.blockedUntil!.getTime() - Date.now();
+    expect(left).toBeGreaterThan(44_000);
+    expect(left).toBeLessThanOrEqual(45_000);
+    expect(await run(next)).toHaveLength(1);
+    expect(remote.inspect().keys['key-ent']).toEqual({ requests: 7, rateLimited: 1, insideRetryAfter: 0, bans: 0 });
+    for (const at of arrivals(remote, 6)) expect(at).toBeGreaterThanOrEqual(RESET);
+  });
+
+  it.each(STEPS)('throttle off: a step forward of %s inside a 429\'s Retry-After window: ten calls wait out the window, none is sent inside it, and the key is not banned (before: all ten sent inside it, a ban)', async (_, stepMs) => {
+    const remote = remoteServer();
+    const ent = client({ apiKey: 'key-ent', throttle: false, fetch: (request) => remote.fetch(request) });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    expect(await run(ent.listPets({ limit: 1 }, { maxRetries: 0 }))).toMatchObject({ name: 'RateLimitError' });
+    await vi.advanceTimersByTimeAsync(5_000);
+    vi.setSystemTime(Date.now() + stepMs);
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 10 }, () => ent.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the calls did not settle');
+    expect(remote.inspect().keys['key-ent']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+    for (const at of arrivals(remote, 6)) expect(at).toBeGreaterThanOrEqual(RESET);
+    expect(outcomes.value.filter((r) => r.status === 'fulfilled').length).toBeGreaterThanOrEqual(5);
+  });
+
+  it.each(STEPS)('throttle on: a step forward of %s with the budget spent: the next call waits for the server\'s reset instead of probing into a 429 (before: a 429)', async (_, stepMs) => {
+    const remote = remoteServer();
+    const ent = client({ apiKey: 'key-ent', fetch: (request) => remote.fetch(request) });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    expect(ent.rateLimit.getSnapshot()?.remaining).toBe(0);
+    vi.setSystemTime(Date.now() + stepMs);
+    expect(await run(ent.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(remote.inspect().keys['key-ent']).toEqual({ requests: 6, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+    expect(arrivals(remote, 5)[0]).toBeGreaterThanOrEqual(RESET);
+  });
+
+  it('a step back of an hour while a call waits behind a request in flight: the call still waits at most its timeout, then is a ThrottledError without sending (before: held 34 s, until the request in flight timed out)', async () => {
+    let sent = 0;
+    const never = () => ((sent++), new Promise<Response>(() => {}));
+    const slow = client({ fetch: never, timeout: 2_000, maxRetryDelay: 1_000 });
+    void slow.listPets({}, { timeout: 30_000 }).catch(() => {});
+    const started = performance.now();
+    const waiting = slow.listPets();
+    await vi.advanceTimersByTimeAsync(1_000);
+    vi.setSystemTime(Date.now() - HOUR);
+    const outcome = await settle(waiting, { stepMs: 100 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    expect(performance.now() - started).toBe(2_000);
+    expect(sent).toBe(1);
   });
 });

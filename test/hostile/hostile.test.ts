@@ -5,7 +5,8 @@
  * a comment, what the client did before issue 8 (headers read strictly, times measured on the
  * server's clock, one controller per attempt).
  *
- * Time is fake (setTimeout, clearTimeout, Date) and driven by the test; sockets are real, and
+ * Time is fake (setTimeout, clearTimeout, Date, and performance, the clock the client's deadlines
+ * are kept on) and driven by the test; sockets are real, and
  * `setImmediate` (left real) lets their I/O run between steps. Durations are judged on the
  * server's recorded arrival times, which move with the fake clock, never on wall time.
  */
@@ -34,7 +35,7 @@ const PET = '{"id":1,"name":"Rex","categoryId":1}';
 const DAY = 86_400_000;
 
 let server: Hostile | undefined;
-beforeEach(() => void vi.useFakeTimers({ now: START, toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
+beforeEach(() => void vi.useFakeTimers({ now: START, toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] }));
 afterEach(async () => {
   vi.useRealTimers();
   vi.restoreAllMocks();

@@ -698,6 +698,21 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it('this machine\'s clock steps forward an hour while the process falls back after a 429: the next decision is still blocked (before: granted, inside the Retry-After window)', async () => {
+    const { coordinator } = await warmProcessOf(fresh());
+    await coordinator.observe({ status: 429, budget: { limit: 60, remaining: 0, resetInMs: 30_000 }, blockForMs: 30_000, banned: false });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3_600_000 });
+    try {
+      expect(await coordinator.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', waitMs: expect.any(Number) });
+    } finally {
+      vi.useRealTimers();
+    }
+    await inspector.ping();
+  });
+
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);
