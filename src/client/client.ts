@@ -35,6 +35,7 @@ import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
 import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
+import { REDACTED } from '../redact.js';
 import { isPermissionDenied, reportListenerError, sleep } from '../runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
@@ -94,7 +95,6 @@ interface CallState {
   blockForMs?: number | undefined;
 }
 
-const REDACTED = '[redacted]';
 /** The reason an attempt's controller aborts with when its deadline passes. */
 const DEADLINE = Symbol('deadline');
 /** What `#send` throws when the `fetch` option resolved to something that is not a `Response`. */
@@ -272,13 +272,6 @@ export class PetStoreClient {
   readonly #options: ResolvedOptions;
   readonly #deprecations: DeprecationReporter;
   readonly #events = new ClientEvents();
-  /**
-   * The API key where it stands alone in a text, not inside a longer token: a key `k` leaves
-   * `invalid_api_key` as it is; a period after it ends a sentence unless a token goes on after
-   * it. Matched in JSON as JSON.stringify writes it: a key holding `"` or `\` (visible ASCII
-   * allows them, no real key has them) is escaped there, and not found. See {@link #redact}.
-   */
-  readonly #key: RegExp;
 
   // `rateLimit` and `withResponse` are `declare`d: the constructor assigns them (see errors.ts).
 
@@ -315,8 +308,6 @@ export class PetStoreClient {
    */
   constructor(options: ClientOptions = {}) {
     this.#options = guarded('PetStoreClient options', () => resolveOptions(options));
-    // Every other character escaped: outside unicode mode, a backslash before any of them means itself.
-    this.#key = new RegExp(`(?<![\\w.~+/=-])${this.#options.apiKey.replace(/\W/g, '\\$&')}(?!\\.?[\\w~+/=-])`, 'g');
     const log = this.#options.log;
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.
@@ -424,8 +415,8 @@ export class PetStoreClient {
     maxResponseBytes: number;
     logLevel: LogLevel;
   } {
-    const { apiKey: _key, baseUrl, fetch, onDeprecation, headers, coordinator, log, debug, ...rest } = this.#options;
-    return { apiKey: REDACTED, baseUrl: baseUrl.href.replace(/\/$/, ''), ...rest };
+    const { apiKey: _key, redact, baseUrl, fetch, onDeprecation, headers, coordinator, log, debug, ...rest } = this.#options;
+    return { apiKey: REDACTED, baseUrl: redact(baseUrl.href.replace(/\/$/, '')), ...rest };
   }
 
   /** A one-line description for logs, with the API key redacted. */
@@ -440,7 +431,9 @@ export class PetStoreClient {
 
   async #call<T>(operation: Operation<T>, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const what = `${operation.name} options`;
-    const call: CallInfo = { operation: operation.name, method: operation.method, url: operation.url };
+    // What errors, logs and events say of the call: a key the URL holds (a query value, a proxy's
+    // path segment) shows as [redacted]. The request itself goes to operation.url.
+    const call: CallInfo = { operation: operation.name, method: operation.method, url: this.#options.redact(operation.url) };
     // Read once: a getter or proxy that throws is a ValidationError, and no attempt reads them again.
     const { retries, ...read } = guarded(
       what,
@@ -606,7 +599,7 @@ export class PetStoreClient {
     // ("Invalid API key sk_…", a proxy's debug page of the request) is hidden there, and only it.
     // JSON is searched as JSON.stringify writes it: a server may escape a key's characters (PHP
     // writes "/" as \/, .NET "+" as \u002B), which the text then matched nowhere.
-    body = parseBody(this.#redact('json' in body ? JSON.stringify(body.json) : body.text));
+    body = parseBody(this.#options.redact('json' in body ? JSON.stringify(body.json) : body.text));
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: this.#hide(response.headers), body: value, call });
     const error = new ResponseValidationError({
@@ -622,11 +615,6 @@ export class PetStoreClient {
     throw error;
   }
 
-  /** `text` with the API key hidden where it stands alone (see {@link #key}), for an error or a log line. */
-  #redact(text: string): string {
-    return text.replace(this.#key, REDACTED);
-  }
-
   /**
    * A response's headers for an error, which is logged and shown: where a value holds the key (a
    * `WWW-Authenticate` that quotes it, a proxy's debug header), a copy with it hidden.
@@ -634,7 +622,7 @@ export class PetStoreClient {
   #hide(headers: Headers): Headers {
     let hidden: Headers | undefined;
     for (const [name, value] of headers) {
-      const safe = this.#redact(value);
+      const safe = this.#options.redact(value);
       if (safe !== value) (hidden ??= new Headers(headers)).set(name, safe);
     }
     return hidden ?? headers;
@@ -776,7 +764,7 @@ export class PetStoreClient {
       : response
         ? 'the connection was cut while reading the response body'
         : // A fetch of the user's own (a proxy's agent) may quote the request's Authorization.
-          `the request failed before a response arrived (${this.#redact(describeFailure(cause))})`;
+          `the request failed before a response arrived (${this.#options.redact(describeFailure(cause))})`;
     return new ConnectionError({
       message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
       cause,

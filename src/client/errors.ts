@@ -17,7 +17,7 @@ export interface CallInfo {
   readonly operation: string;
   /** The HTTP method. */
   readonly method: string;
-  /** The request URL, query included. */
+  /** The request URL, query included; an API key it holds (a query value, a path segment of `baseUrl`) shows as `[redacted]`. */
   readonly url: string;
 }
 

@@ -9,6 +9,7 @@ import type { CoordinatorScope, RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
 import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
+import { redactor } from '../redact.js';
 import { env, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from '../runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
@@ -49,7 +50,8 @@ export interface ClientOptions {
   /**
    * The service's base URL, ending in `/v1` (production and staging are both just base URLs).
    * In a browser it may be relative (`'/api/v1'`), resolved against the page's address. Required
-   * unless `PETSTORE_BASE_URL` is set. A `URL` object serves as well as a string.
+   * unless `PETSTORE_BASE_URL` is set. A `URL` object serves as well as a string. A proxy's URL
+   * may hold the API key (`https://proxy.example/KEY/v1`): errors, logs and events show it as `[redacted]`.
    * @default process.env.PETSTORE_BASE_URL
    */
   baseUrl?: string | URL | undefined;
@@ -148,6 +150,8 @@ export const DEFAULTS = Object.freeze({
 /** Options after defaults and environment variables are applied and every value is checked. */
 export interface ResolvedOptions {
   apiKey: string;
+  /** A text with the API key shown as `[redacted]` (see redact.ts): for whatever errors, logs and events show. */
+  redact: (text: string) => string;
   /** The base URL with a trailing slash, so paths resolve below `/v1/`. */
   baseUrl: URL;
   maxRetries: number;
@@ -323,14 +327,15 @@ function makeLevelled(logger: Logger, level: LogLevel): Logger {
 
 /**
  * The base URL, resolved against the page's address where there is one (a relative `'/api/v1'`
- * in a browser), checked: http(s), no credentials, ending in `/v1`. Messages never echo a password.
+ * in a browser), checked: http(s), no credentials, ending in `/v1`. Messages never echo a
+ * password, nor the API key (a proxy's base URL may hold it: `https://proxy.example/KEY/v1`).
  */
-function resolveBaseUrl(raw: string | URL, source: string): URL {
+function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string) => string): URL {
   let url: URL;
   try {
     url = new URL(raw, pageUrl());
   } catch {
-    throw configError(`baseUrl "${String(raw).slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
+    throw configError(`baseUrl "${redact(String(raw)).slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
   }
   if (url.username || url.password) {
     throw configError(`baseUrl${source} must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.`, 'baseUrl');
@@ -340,7 +345,7 @@ function resolveBaseUrl(raw: string | URL, source: string): URL {
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1') || url.search || url.hash) {
-    throw configError(`baseUrl "${url.href}"${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
+    throw configError(`baseUrl "${redact(url.href)}"${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
   }
   url.pathname = `${path}/`;
   return url;
@@ -377,7 +382,8 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   }
   const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
   if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL');
-  const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl));
+  const redact = redactor([apiKey]);
+  const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl), redact);
   // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
   const envLog = (options.logLevel === undefined && env('PETSTORE_LOG')) || undefined;
   if (envLog !== undefined) checkOptions({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
@@ -391,6 +397,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   const log = levelled(options.logger ?? console, logLevel);
   return {
     apiKey,
+    redact,
     baseUrl,
     maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
     timeout: options.timeout ?? DEFAULTS.timeout,

@@ -1,0 +1,39 @@
+/**
+ * How an API key is hidden in what people are shown (errors, log lines, events, the reference
+ * server's journal): one rule for the client and the server.
+ *
+ * @module
+ */
+
+/** What stands where a key was. */
+export const REDACTED = '[redacted]';
+
+/** A character of a key, as written or percent-encoded (`/` as `%2F` or `%2f`, `%` as `%25`). */
+function character(c: string): string {
+  if (/[A-Za-z0-9]/.test(c)) return c;
+  const [high, low] = c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
+  const digit = (d: string) => (/\d/.test(d) ? d : `[${d}${d.toLowerCase()}]`);
+  // Every other character escaped: outside unicode mode, a backslash before any of them means itself.
+  return `(?:\\${c}|%${digit(high!)}${digit(low!)})`;
+}
+
+/**
+ * Finds each of `keys` where it stands alone, as written or with any of its characters
+ * percent-encoded (as `encodeURIComponent` or a URL parser writes them). Standing alone: not
+ * inside a longer token (`[\w.~+-]` on either side), so a key `k` leaves `invalid_api_key` as it
+ * is; a period after it ends a sentence unless the token goes on. A `/`, `=`, `?` or `&` is a
+ * boundary: a key is found as a path segment (`https://proxy.example/KEY/v1`) and as a query
+ * value (`?token=KEY`), and after a percent-escape (`Bearer%20KEY`). The keys are visible ASCII;
+ * one holding `"` or `\` (no real key does) is escaped in JSON, and not found there.
+ */
+function keyPattern(keys: readonly string[]): RegExp {
+  const alternatives = keys.map((key) => [...key].map(character).join(''));
+  return new RegExp(`(?:(?<![\\w.~+-])|(?<=%[\\dA-Fa-f]{2}))(?:${alternatives.join('|')})(?!\\.?[\\w~+-])`, 'g');
+}
+
+/** `text` with each of `keys` shown as {@link REDACTED} where it stands alone (see {@link keyPattern}). */
+export function redactor(keys: readonly string[]): (text: string) => string {
+  if (keys.length === 0) return (text) => text;
+  const pattern = keyPattern(keys);
+  return (text) => text.replace(pattern, REDACTED);
+}

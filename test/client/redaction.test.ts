@@ -1,0 +1,98 @@
+/**
+ * The API key never shows in what the client emits, wherever the user put it: in the
+ * `Authorization` header (always), in a query parameter of `listPets`, or in `baseUrl` (a proxy
+ * that takes the key as a path segment), as written or percent-encoded. Searched in error
+ * messages and properties (`String`, `JSON.stringify`, `util.inspect`), log lines at every
+ * level, events and `client.toString()`.
+ */
+import { inspect } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { NotFoundError, PetStoreClient, ValidationError, type ClientOptions, type Logger } from '@animal-store/sdk';
+import { createReferenceServer } from '@animal-store/sdk/server';
+import { run, START } from './harness.js';
+
+/** A plain key, and one holding what URLs and base64 hold: `+`, `/`, `=`, `%` and `~`. */
+const KEYS = ['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'];
+
+beforeEach(() => void vi.useFakeTimers({ now: START }));
+afterEach(() => vi.useRealTimers());
+
+/** Everything a program could print of what the client gave it. */
+const shown = (...values: unknown[]) => values.map((value) => `${String(value)} ${JSON.stringify(value)} ${inspect(value, { depth: 10, showHidden: true })}`).join('\n');
+
+/** Whether `text` holds `key`, as written or percent-encoded. */
+const holds = (text: string, key: string) => text.includes(key) || text.includes(encodeURIComponent(key));
+
+/** A client of `key` with every log line and event kept. */
+function recorded(key: string, options: ClientOptions) {
+  const lines: string[] = [];
+  const logger = Object.fromEntries((['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (text: string) => void lines.push(`${level} ${text}`)])) as unknown as Logger;
+  const client = new PetStoreClient({ apiKey: key, logger, logLevel: 'debug', ...options });
+  const events: unknown[] = [];
+  for (const event of ['request', 'response', 'retry', 'wait'] as const) client.on(event, (payload) => void events.push({ event, ...payload }));
+  return { client, lines, events };
+}
+
+describe.each(KEYS)('the key %j', (key) => {
+  it('in a listPets query (?token=KEY): the debug line, every event and the error show [redacted] where it was (before: the whole URL, key included)', async () => {
+    const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
+    // A 503 first (retried, an event), then a 404 without an Error record (its message quotes the URL).
+    let n = 0;
+    const fetch = async (request: Request) => (++n === 1 ? new Response('', { status: 503 }) : n === 2 ? new Response('nope', { status: 404 }) : server.fetch(request));
+    const { client, lines, events } = recorded(key, { baseUrl: 'https://proxy.test/v1', fetch, maxRetries: 1 });
+    const error = await run(client.listPets({ limit: 2, token: key } as never));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as NotFoundError).url).toBe('https://proxy.test/v1/pets?limit=2&token=[redacted]');
+    expect(lines).toContainEqual(expect.stringContaining('GET https://proxy.test/v1/pets?limit=2&token=[redacted] → 503'));
+    expect(events).toContainEqual(expect.objectContaining({ event: 'request', url: 'https://proxy.test/v1/pets?limit=2&token=[redacted]' }));
+    expect(shown(error, lines, events)).not.toSatisfy((text: string) => holds(text, key));
+    // A successful call's log line and events too.
+    const ok = recorded(key, { baseUrl: 'https://proxy.test/v1', fetch: server.fetch });
+    await run(ok.client.listPets({ token: key } as never));
+    expect(ok.lines).toEqual([expect.stringContaining('GET https://proxy.test/v1/pets?token=[redacted] → 200')]);
+    expect(shown(ok.lines, ok.events)).not.toSatisfy((text: string) => holds(text, key));
+  });
+
+  it('in baseUrl as a path segment (a proxy\'s /KEY/v1): the debug line, events, the error\'s url and message, and String(client) show [redacted] (before: the key in each)', async () => {
+    const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
+    const fetch = async (request: Request) => (request.url.endsWith('/store/orders') ? new Response('nope', { status: 404 }) : server.fetch(request));
+    for (const baseUrl of [`https://proxy.test/${encodeURIComponent(key)}/v1`, `https://proxy.test/${key}/v1`]) {
+      const { client, lines, events } = recorded(key, { baseUrl, fetch });
+      expect(await run(client.listPets())).toHaveLength(0);
+      const error = await run(client.listOrders());
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect((error as NotFoundError).message).toContain('Nothing answers https://proxy.test/[redacted]/v1/store/orders');
+      expect(lines[0]).toContain('GET https://proxy.test/[redacted]/v1/pets → 200');
+      expect(String(client)).toContain('"baseUrl":"https://proxy.test/[redacted]/v1"');
+      expect(shown(error, lines, events, client)).not.toSatisfy((text: string) => holds(text, key));
+    }
+  });
+
+  it('in a baseUrl refused at construction (not ending in /v1, holding a query, not a URL): the ValidationError shows [redacted] (before: it quoted the baseUrl, key included)', () => {
+    for (const baseUrl of [`https://proxy.test/${encodeURIComponent(key)}/v2`, `https://proxy.test/v1?token=${encodeURIComponent(key)}`, `https://proxy.test/v1?token=${key}`, `not a url/${key}/v1`]) {
+      let thrown: unknown;
+      try {
+        new PetStoreClient({ apiKey: key, baseUrl });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ValidationError);
+      expect((thrown as Error).message).toContain('[redacted]');
+      expect(shown(thrown)).not.toSatisfy((text: string) => holds(text, key));
+    }
+  });
+
+  it('echoed by a proxy after "=" or "/" (a debug page quoting "GET /v1/pets?api_key=KEY"): the error\'s message and body show [redacted] (before: only a key standing between spaces was found)', async () => {
+    const body = JSON.stringify({ code: 'bad_gateway', message: `upstream refused GET /v1/pets?api_key=${encodeURIComponent(key)} and /keys/${key}/check`, status: 502 });
+    const { client } = recorded(key, { baseUrl: 'https://proxy.test/v1', fetch: async () => new Response(body, { status: 502 }), maxRetries: 0 });
+    const error = await run(client.listPets());
+    expect((error as Error).message).toContain('upstream refused GET /v1/pets?api_key=[redacted] and /keys/[redacted]/check');
+    expect(shown(error)).not.toSatisfy((text: string) => holds(text, key));
+  });
+});
+
+it('a key that stands inside a longer token is still left as it is, in URLs too (a key "k" leaves /v1/pets?kind=kk alone)', async () => {
+  const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://k.test/v1', logLevel: 'off', maxRetries: 0, fetch: async () => new Response('', { status: 404 }) });
+  const error = (await run(client.listPets({ kind: 'kk', key: 'k' } as never))) as NotFoundError;
+  expect(error.url).toBe('https://k.test/v1/pets?kind=kk&key=[redacted]');
+});
