@@ -255,6 +255,27 @@ function describeFailure(cause: unknown): string {
 }
 
 /**
+ * A fetch failure as it was thrown or, when its text holds the key (Deno's fetch quotes the URL,
+ * which may hold it; a fetch of the user's own may quote the Authorization header), a copy of the
+ * same class whose own fields (message, stack, code…) show [redacted], its cause likewise.
+ */
+function withoutKey(error: unknown, redact: (text: string) => string, depth = 0): unknown {
+  if (typeof error === 'string') return redact(error);
+  if (!(error instanceof Error) || depth > 4) return error;
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+  let changed = false;
+  for (const name of Object.getOwnPropertyNames(error)) {
+    // Read, not copied as described: V8's stack is an accessor of the original's internals.
+    const value: unknown = Reflect.get(error, name);
+    const safe = name === 'cause' ? withoutKey(value, redact, depth + 1) : typeof value === 'string' ? redact(value) : value;
+    changed ||= safe !== value;
+    const { enumerable } = Object.getOwnPropertyDescriptor(error, name)!;
+    Object.defineProperty(copy, name, { value: safe, enumerable, writable: true, configurable: true });
+  }
+  return changed ? copy : error;
+}
+
+/**
  * The typed client of the Animal Store API: validated arguments and responses, one error
  * hierarchy, retries, and rate limiting coordinated across all calls of the client (or, with a
  * shared `coordinator`, across processes).
@@ -767,7 +788,7 @@ export class PetStoreClient {
           `the request failed before a response arrived (${this.#options.redact(describeFailure(cause))})`;
     return new ConnectionError({
       message: `${where}${reason}. ${permission ? 'This is not retried.' : 'Check the network and baseUrl.'}${created}`,
-      cause,
+      cause: withoutKey(cause, this.#options.redact),
       call,
       mayHaveSucceeded,
       ...head,

@@ -132,7 +132,8 @@ export interface ConnectionErrorInit extends PetStoreErrorInit {
 
 /**
  * The request could not be completed: the connection failed or was cut, or the host refused
- * the request (a Deno permission, say).
+ * the request (a Deno permission, say). Its `cause` is what `fetch` threw, or, when that quoted
+ * the API key (Deno's fetch quotes the URL), a copy of the same class showing `[redacted]`.
  */
 export class ConnectionError extends PetStoreError {
   override readonly name: string = 'ConnectionError';

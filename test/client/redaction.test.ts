@@ -2,12 +2,12 @@
  * The API key never shows in what the client emits, wherever the user put it: in the
  * `Authorization` header (always), in a query parameter of `listPets`, or in `baseUrl` (a proxy
  * that takes the key as a path segment), as written or percent-encoded. Searched in error
- * messages and properties (`String`, `JSON.stringify`, `util.inspect`), log lines at every
- * level, events and `client.toString()`.
+ * messages and properties (`String`, `JSON.stringify`, `util.inspect` with its cause), log lines
+ * at every level, events and `client.toString()`.
  */
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { NotFoundError, PetStoreClient, ValidationError, type ClientOptions, type Logger } from '@animal-store/sdk';
+import { ConnectionError, NotFoundError, PetStoreClient, ValidationError, type ClientOptions, type Logger } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, START } from './harness.js';
 
@@ -82,6 +82,21 @@ describe.each(KEYS)('the key %j', (key) => {
     }
   });
 
+  it('quoted by a fetch that fails with the request\'s URL (Deno: "error sending request for url (…)"): the message and the error\'s cause show [redacted], the cause keeps its class and code (before: the cause was the fetch\'s error as thrown, key included)', async () => {
+    const fetch = async (request: Request) => {
+      const cause = Object.assign(new Error(`connect refused for ${request.url}`), { code: 'ECONNREFUSED', url: request.url });
+      throw new TypeError(`error sending request for url (${request.url})`, { cause });
+    };
+    const { client, lines, events } = recorded(key, { baseUrl: `https://proxy.test/${encodeURIComponent(key)}/v1`, fetch, maxRetries: 1 });
+    const error = (await run(client.listPets({ token: key } as never))) as ConnectionError;
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toContain('error sending request for url (https://proxy.test/[redacted]/v1/pets?token=[redacted])');
+    expect(error.cause).toBeInstanceOf(TypeError);
+    expect((error.cause as Error).message).toBe('error sending request for url (https://proxy.test/[redacted]/v1/pets?token=[redacted])');
+    expect((error.cause as Error).cause).toMatchObject({ code: 'ECONNREFUSED', url: 'https://proxy.test/[redacted]/v1/pets?token=[redacted]' });
+    expect(shown(error, lines, events)).not.toSatisfy((text: string) => holds(text, key));
+  });
+
   it('echoed by a proxy after "=" or "/" (a debug page quoting "GET /v1/pets?api_key=KEY"): the error\'s message and body show [redacted] (before: only a key standing between spaces was found)', async () => {
     const body = JSON.stringify({ code: 'bad_gateway', message: `upstream refused GET /v1/pets?api_key=${encodeURIComponent(key)} and /keys/${key}/check`, status: 502 });
     const { client } = recorded(key, { baseUrl: 'https://proxy.test/v1', fetch: async () => new Response(body, { status: 502 }), maxRetries: 0 });
@@ -89,6 +104,14 @@ describe.each(KEYS)('the key %j', (key) => {
     expect((error as Error).message).toContain('upstream refused GET /v1/pets?api_key=[redacted] and /keys/[redacted]/check');
     expect(shown(error)).not.toSatisfy((text: string) => holds(text, key));
   });
+});
+
+it('a fetch failure that does not quote the key keeps its cause as thrown, the same object', async () => {
+  const thrown = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4010'), { code: 'ECONNREFUSED' }) });
+  const client = new PetStoreClient({ apiKey: KEYS[0], baseUrl: 'https://proxy.test/v1', logLevel: 'off', maxRetries: 0, fetch: async () => Promise.reject(thrown) });
+  const error = (await run(client.listPets({ token: KEYS[0] } as never))) as ConnectionError;
+  expect(error).toBeInstanceOf(ConnectionError);
+  expect(error.cause).toBe(thrown);
 });
 
 it('a key that stands inside a longer token is still left as it is, in URLs too (a key "k" leaves /v1/pets?kind=kk alone)', async () => {
