@@ -588,7 +588,7 @@ export class PetStoreClient {
       response = await this.#send(operation, headers, controller.signal);
       // Observed as soon as the head arrives: a 429 blocks every call before its body is read.
       const recorded = [this.#observe(response, state, attempt, false)];
-      this.#deprecations.report(noticeFromHeaders(operation.name, response.headers));
+      this.#deprecations.report(noticeFromHeaders(operation.name, response.headers, this.#options.redact));
       text = await this.#read(response, controller);
       // A 429 whose Error record announces a ban is observed again, so refusals say so.
       if (response.status === 429 && /"code"\s*:\s*"api_key_banned"/.test(text)) recorded.push(this.#observe(response, state, attempt, true));

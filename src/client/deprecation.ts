@@ -18,7 +18,7 @@ export interface DeprecationNotice {
   sunset?: Date | undefined;
   /** The value of the response's `Deprecation` header, when the notice came from a response. */
   deprecation?: string | undefined;
-  /** The value of the response's `Link` header (its successor), when the notice came from a response. */
+  /** The value of the response's `Link` header (its successor), when the notice came from a response; an API key it quotes shows as `[redacted]`. */
   link?: string | undefined;
 }
 
@@ -36,21 +36,24 @@ export const GET_PET_NOTICE: DeprecationNotice = Object.freeze({
   sunset: GET_PET_SUNSET,
 });
 
-/** Builds the notice for a response that carries `Deprecation` or `Sunset`, or `undefined`. */
-export function noticeFromHeaders(operation: string, headers: Headers): DeprecationNotice | undefined {
+/**
+ * Builds the notice for a response that carries `Deprecation` or `Sunset`, or `undefined`. Its
+ * header values pass through `redact`: a `Link` may quote a base URL that holds the API key.
+ */
+export function noticeFromHeaders(operation: string, headers: Headers, redact: (text: string) => string): DeprecationNotice | undefined {
   const deprecation = headers.get('Deprecation') ?? undefined;
   const sunsetText = headers.get('Sunset') ?? undefined;
   if (deprecation === undefined && sunsetText === undefined) return undefined;
   // RFC 8594: an IMF-fixdate. Date.parse would read "1.5" as a date in 2001.
   const sunsetMs = sunsetText === undefined ? undefined : parseHttpDate(sunsetText);
   const sunset = sunsetMs === undefined ? undefined : new Date(sunsetMs);
-  const link = headers.get('Link') ?? undefined;
+  const link = headers.has('Link') ? redact(headers.get('Link')!) : undefined;
   const message =
     `The service marks PetStoreClient.${operation}() as deprecated` +
     (sunset ? `; it stops working on ${sunset.toISOString().slice(0, 10)}` : '') +
     (link ? `. Successor: ${link}` : '') +
     '.';
-  return { operation, message, sunset, deprecation, link };
+  return { operation, message, sunset, deprecation: deprecation === undefined ? undefined : redact(deprecation), link };
 }
 
 /**

@@ -3,11 +3,11 @@
  * `Authorization` header (always), in a query parameter of `listPets`, or in `baseUrl` (a proxy
  * that takes the key as a path segment), as written or percent-encoded. Searched in error
  * messages and properties (`String`, `JSON.stringify`, `util.inspect` with its cause), log lines
- * at every level, events and `client.toString()`.
+ * at every level, events, `client.toString()` and deprecation notices.
  */
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionError, NotFoundError, PetStoreClient, ValidationError, type ClientOptions, type Logger } from '@animal-store/sdk';
+import { ConnectionError, NotFoundError, PetStoreClient, ValidationError, type ClientOptions, type DeprecationNotice, type Logger } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, START } from './harness.js';
 
@@ -103,6 +103,24 @@ describe.each(KEYS)('the key %j', (key) => {
     const error = await run(client.listPets());
     expect((error as Error).message).toContain('upstream refused GET /v1/pets?api_key=[redacted] and /keys/[redacted]/check');
     expect(shown(error)).not.toSatisfy((text: string) => holds(text, key));
+  });
+
+  it('in a deprecation notice whose Link quotes baseUrl: onDeprecation and the logger get [redacted] (before: the Link as sent, key included)', async () => {
+    const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
+    const baseUrl = `https://proxy.test/${encodeURIComponent(key)}/v1`;
+    const fetch = async (request: Request) => {
+      const response = await server.fetch(request);
+      const headers = new Headers(response.headers);
+      headers.set('Deprecation', '@1767225600');
+      headers.set('Link', `<${baseUrl}/pets/search?token=${encodeURIComponent(key)}>; rel="successor-version"`);
+      return new Response(response.body, { status: response.status, headers });
+    };
+    const notices: DeprecationNotice[] = [];
+    const { client, lines } = recorded(key, { baseUrl, fetch, onDeprecation: (notice) => void notices.push(notice) });
+    await run(client.listPets());
+    expect(notices).toEqual([expect.objectContaining({ operation: 'listPets', link: '<https://proxy.test/[redacted]/v1/pets/search?token=[redacted]>; rel="successor-version"' })]);
+    expect(notices[0]!.message).toContain('Successor: <https://proxy.test/[redacted]/v1/pets/search?token=[redacted]>');
+    expect(shown(notices, lines)).not.toSatisfy((text: string) => holds(text, key));
   });
 });
 
