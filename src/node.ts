@@ -18,7 +18,7 @@ export interface RequestLogEntry {
   time: string;
   /** The method as sent (`?` for what node:http could not parse). */
   method: string;
-  /** Path and query string (`?` for what node:http could not parse). */
+  /** Path and query string (`?` for what node:http could not parse); an API key in them shows as `[redacted]`. */
   path: string;
   /** The status answered, or 0 when the connection was dropped or aborted before an answer. */
   status: number;

@@ -12,7 +12,7 @@ export interface RequestRecord {
   time: string;
   /** The method as sent. */
   method: string;
-  /** Path and query string. */
+  /** Path and query string; an API key in them (a configured one, or whatever `Authorization` presented) shows as `[redacted]`. */
   path: string;
   /** The status answered, or 0 when an injected fault dropped the connection. */
   status: number;

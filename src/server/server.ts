@@ -2,6 +2,8 @@
 // module has no imports of its own and touches no host API until called: it costs the server
 // bundle a few lines.
 import { reportListenerError } from '../runtime.js';
+// The client's rule for finding a key in a text, so both sides hide it alike.
+import { redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
@@ -156,6 +158,24 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** Each key's label, made once: what logs, the journal and `/_admin/keys` show instead of the key. */
   const labelOf = (key: string) => labels.get(key) ?? keyLabel(key);
   const labels = new Map(keys.map((key) => [key, keyLabel(key)]));
+  /** The configured keys hidden in a text (see redact.ts). */
+  const hideKeys = redactor(keys);
+  /** The last credential presented that is no configured key, hidden the same way: a client sends the same one again and again. */
+  let presented: { token: string; hide: (text: string) => string } | undefined;
+  /**
+   * A request's path and query as the journal and the log show them: a client may put its key in
+   * the URL (a query parameter, a proxy's path segment), and whatever key it is, configured or
+   * presented in `Authorization` and unknown (a real key sent to the wrong server), it shows as
+   * [redacted], like the key itself everywhere else.
+   */
+  const recordedPath = (path: string, authorization: string | null | undefined): string => {
+    const token = authorization?.trim().split(/ +/).pop();
+    if (token && !config.apiKeys.has(token) && /^[\x21-\x7e]+$/.test(token)) {
+      if (presented?.token !== token) presented = { token, hide: redactor([token]) };
+      path = presented.hide(path);
+    }
+    return hideKeys(path);
+  };
   /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
   let offset = 0;
   /** The `now` option's last reading: when it steps back (fake timers set back), windows move with it, as with `clock.set`. */
@@ -385,7 +405,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** Answers one request, with a fault drawn first when faults are injected. */
   function serve(request: Incoming): Reply | Promise<Reply> {
     const { pathname, search } = request.url;
-    const exchange = open(request.method, pathname + search);
+    const exchange = open(request.method, recordedPath(pathname + search, request.header('Authorization')));
     const record = !(config.admin && adminPath(pathname) !== undefined);
     const fault = request.method === 'OPTIONS' || !record || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
     if (!fault) {

@@ -257,6 +257,27 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.requests()).toEqual([]);
   });
 
+  it.each(['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'])('the journal and /_admin/requests show [redacted] where the path or query held a key (%j), a configured one or the one presented, raw or percent-encoded (before: the path as sent, key included)', async (key) => {
+    const unknown = `${key}-revoked`;
+    const server = createReferenceServer({ apiKeys: { [key]: 'free' }, admin: true });
+    const encoded = encodeURIComponent(key);
+    const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+    await get(server, `/v1/pets?token=${encoded}&limit=1`, auth(key));
+    await get(server, `/${encoded}/v1/pets`, auth(key));
+    await get(server, `/v1/pets?api_key=${encoded}`, {});
+    const refused = await get(server, `/v1/pets?token=${encodeURIComponent(unknown)}`, auth(unknown));
+    expect(server.requests().map(({ path, status, key: label }) => ({ path, status, key: label }))).toEqual([
+      { path: '/v1/pets?token=[redacted]&limit=1', status: 200, key: `${key.slice(0, 4)}…` },
+      { path: '/[redacted]/v1/pets', status: 200, key: `${key.slice(0, 4)}…` },
+      { path: '/v1/pets?api_key=[redacted]', status: 401, key: null },
+      { path: '/v1/pets?token=[redacted]', status: 401, key: null },
+    ]);
+    // A key the server does not know is not echoed in its 401 either.
+    expect(await refused.json()).toEqual({ code: 'invalid_api_key', message: 'The API key is not valid. Check the key, or ask for a new one.', status: 401 });
+    const listed = await (await get(server, '/_admin/requests', {})).text();
+    for (const secret of [key, encoded, unknown, encodeURIComponent(unknown)]) expect(listed).not.toContain(secret);
+  });
+
   it('server.clock.advance and set move the windows and compose with the now option', async () => {
     let now = T0;
     const server = createReferenceServer({ apiKeys: { k: { perMinute: 1, perDay: 10 } }, now: () => now });

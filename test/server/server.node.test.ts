@@ -215,6 +215,19 @@ describe('startReferenceServer', () => {
     expect(JSON.stringify(log)).not.toContain('secret-key-123');
   });
 
+  it('the request log shows [redacted] where a path or query held the key (before: the path as sent, key included)', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { 'secret-key-123': 'free' }, onRequest: (e) => log.push(e) });
+    const { origin } = new URL(running.url);
+    await fetch(`${origin}/secret-key-123/v1/pets?token=secret-key-123`, { headers: { Authorization: 'Bearer secret-key-123' } });
+    await fetch(`${running.url}/pets?token=sk-not-configured`, { headers: { Authorization: 'Bearer sk-not-configured' } });
+    await expect.poll(() => log.length).toBe(2);
+    expect(log.map(({ path, status }) => ({ path, status }))).toEqual([
+      { path: '/[redacted]/v1/pets?token=[redacted]', status: 200 },
+      { path: '/v1/pets?token=[redacted]', status: 401 },
+    ]);
+  });
+
   it('an onRequest that throws is reported and the server keeps answering, requests node:http could not parse included', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
