@@ -753,6 +753,26 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     inspector.destroy();
   });
 
+  it('no command the coordinator sends holds the key, not even with the key in baseUrl: MONITOR sees keys, channels, arguments and messages without it', async () => {
+    const server = budgetServer(2);
+    const prefix = fresh();
+    const monitor = await connect(redis.url);
+    const seen: string[] = [];
+    await monitor.monitor((line) => void seen.push(line));
+    const a = await processOf(server, prefix, { throttle: false, maxRetries: 0, baseUrl: `https://proxy.test/${KEY}/v1` });
+    const b = await processOf(server, prefix, { maxRetries: 0, maxRetryDelay: 0, baseUrl: `https://proxy.test/${KEY}/v1` });
+    // Decisions, releases, a 429 observed and published, and a refusal in the other process.
+    await Promise.allSettled([a.listPets(), a.listPets(), a.listPets()]);
+    await b.listPets().catch(() => {});
+    await vi.waitFor(() => expect(seen.join('\n')).toMatch(/"PUBLISH"/i));
+    monitor.destroy();
+    const commands = seen.join('\n');
+    expect(commands).toMatch(/"EVALSHA"/i);
+    expect(commands).toMatch(/"SUBSCRIBE"/i);
+    expect(commands).not.toContain(KEY);
+    expect(commands).not.toContain(encodeURIComponent(KEY));
+  });
+
   it('the same key and prefix in two Redis databases (two deployments on one server) stay apart: neither takes the other\'s state for a lost one', async () => {
     // Before: pub/sub channels belong to the server, not to a database; each process heard the
     // other database's state, took its epoch for a lost state, and fell back with a warning.
