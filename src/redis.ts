@@ -101,13 +101,20 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
 const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0 and now > tonumber(${deadline}) then return ${answer} end`;
 
 /**
- * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,epoch,now`,
+ * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,epoch,seq,now`,
  * on Redis' clock, `remaining` without the requests released unanswered. `epoch` is when Redis
  * started the key's state (microseconds); one a process has not seen before (earlier ones
  * included) means Redis lost the state (FLUSHALL, a restart without persistence, an eviction),
- * and the slots in flight with it.
+ * and the slots in flight with it. `seq` counts the scripts run on the state ({@link SEQ}).
  */
-const STATE = `limit .. ',' .. math.max(0, remaining - unanswered) .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. now`;
+const STATE = `limit .. ',' .. math.max(0, remaining - unanswered) .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. seq .. ',' .. now`;
+
+/**
+ * Numbers each script run on the state: a reply numbered no higher than a state this process saw
+ * of the same epoch before sending means Redis went back to an older copy of it (a restart from
+ * an older snapshot, a failover to a replica that was behind), which keeps the epoch.
+ */
+const SEQ = (state: string) => `redis.call('HINCRBY', ${state}, 'seq', 1)`;
 
 /** Starts the state's epoch when it has none (`epoch` holds the field as read): the first script on a new or lost state. */
 const EPOCH = (state: string) => `if not epoch then
@@ -124,7 +131,7 @@ redis.call('PEXPIREAT', ${slots}, tonumber(last[2]) + 1000)`;
 /**
  * KEYS: state, slots, processes. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
  * process id, process TTL, channel. Registers the process (it counts among the key's until its
- * TTL ends). A grant publishes `slots,<epoch>,<in flight>,<processes>`, so that a process which
+ * TTL ends). A grant publishes `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which
  * falls back counts the slots taken after its own last decision.
  * Returns { kind, waitMs, banned, state, processes, slots in flight (after this decision) }:
  * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
@@ -146,6 +153,7 @@ local banned = tonumber(s[6]) or 0
 local epoch = s[7]
 local unanswered = tonumber(s[8]) or 0
 ${EPOCH('KEYS[1]')}
+local seq = ${SEQ('KEYS[1]')}
 local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
 if blockedUntil > now then return {1, blockedUntil - now, banned, state, processes, inFlight} end
@@ -164,7 +172,7 @@ if ARGV[1] == '1' and announced ~= 2 then
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 ${SLOTS_TTL('KEYS[2]')}
-redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. (inFlight + 1) .. ',' .. processes)
+redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. seq .. ',' .. (inFlight + 1) .. ',' .. processes)
 return {0, 0, 0, state, processes, inFlight + 1}`;
 
 /**
@@ -173,13 +181,14 @@ return {0, 0, 0, state, processes, inFlight + 1}`;
  * it yet). Such a request is kept apart from `remaining`, which the lowest announced count
  * replaces: `unanswered` of a running window is taken from every count of it, and
  * `unansweredUnannounced` (released while no window ran: probes of an unknown budget) joins the
- * window announced next (OBSERVE). Publishes `released,<epoch>,<slots in flight>` (epoch 0: Redis
- * lost the state, and no script has started another yet).
+ * window announced next (OBSERVE). Publishes `released,<epoch>,<seq>,<slots in flight>` (epoch 0:
+ * Redis lost the state, and no script has started another yet).
  */
 const RELEASE = `${NOW}
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch')
+local seq = s[5] and ${SEQ('KEYS[2]')} or 0
 if ARGV[3] == '1' and s[5] then
   local announced = tonumber(s[1]) or 0
   local resetAt = tonumber(s[2]) or 0
@@ -189,14 +198,16 @@ if ARGV[3] == '1' and s[5] then
     redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
   end
 end
-redis.call('PUBLISH', ARGV[2], 'released,' .. (s[5] or 0) .. ',' .. redis.call('ZCARD', KEYS[1]))
+redis.call('PUBLISH', ARGV[2], 'released,' .. (s[5] or 0) .. ',' .. seq .. ',' .. redis.call('ZCARD', KEYS[1]))
 return 1`;
 
 /**
  * KEYS: state, slots. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
  * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
- * channel, ttl, sentAt and deadline (0: unknown), then any slots to restore (id, lease left in ms).
- * Starts the state's epoch if it has none. Publishes and returns the state.
+ * channel, ttl, sentAt and deadline (0: unknown), an epoch found rolled back (0: none), then any
+ * slots to restore (id, lease left in ms). Starts the state's epoch if it has none, or a new one
+ * if it still has the one found rolled back: every process then finds the state lost and gives
+ * back what it knows, as after a FLUSHALL. Publishes and returns the state.
  * Past its deadline, an observation's budget only lowers the remaining of the window Redis knows
  * (it never starts one); its block is kept, counted from when it was sent: blocking for the time
  * the service said is safe however late it comes.
@@ -213,9 +224,11 @@ local banned = tonumber(s[5]) or 0
 local epoch = s[6]
 local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
+if epoch == ARGV[11] then epoch = nil end
 ${EPOCH('KEYS[1]')}
-if #ARGV > 10 then
-  for i = 11, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
+local seq = ${SEQ('KEYS[1]')}
+if #ARGV > 11 then
+  for i = 12, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
   ${SLOTS_TTL('KEYS[2]')}
 end
 if not timely then
@@ -385,6 +398,8 @@ const measure = (kept: number | undefined, measured: number) => (kept === undefi
 const near = (a: number | undefined, b: number | undefined) => a === b || (a !== undefined && b !== undefined && Math.abs(a - b) < 50);
 
 type Scripts = Record<'acquire' | 'release' | 'observe', (keys: string[], args: string[]) => Promise<unknown>>;
+/** A state's epoch and `seq` ({@link STATE}). */
+type Seen = readonly [epoch: number, seq: number];
 
 /** The coordinator of one key on Redis, with its in-process fallback. */
 class Shared implements RateLimitCoordinator {
@@ -418,6 +433,8 @@ class Shared implements RateLimitCoordinator {
   #shared = '';
   /** The epoch of the latest state Redis sent (0: none yet); see {@link STATE}. */
   #epoch = 0;
+  /** The highest `seq` Redis sent of that epoch, in a reply or a message ({@link Shared.#current}). */
+  #seq = 0;
   /** The epochs of states Redis has lost since this process knew them: what still comes of them is stale. */
   readonly #lostEpochs = new Set<number>();
   /** The slots this process holds on Redis, by id: when each lease ends (this machine's clock). */
@@ -503,15 +520,17 @@ class Shared implements RateLimitCoordinator {
     const { throttle } = request;
     const since = this.#generation;
     const failedAt = this.#failedAt;
+    const seen = this.#seen();
     const { take, hold, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
       const [kind, waitMs, banned, shared, processes, inFlight] = reply as [number, number, number, string, number, number];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
       // Decided on a state that is not the one this process knows (Redis lost that, or this one
-      // since), or this process fell back meanwhile (a message told it of a lost state, which
-      // other processes may not have restored yet): the slot goes back, and it falls back.
-      if (!this.#adopt(shared) || this.#failedAt !== failedAt) {
+      // since, or went back to an older copy of it), or this process fell back meanwhile (a
+      // message told it of a lost state, which other processes may not have restored yet): the
+      // slot goes back, and it falls back.
+      if (!this.#adopt(shared, seen) || this.#failedAt !== failedAt) {
         release();
         return { throttle, decision: undefined };
       }
@@ -645,9 +664,11 @@ class Shared implements RateLimitCoordinator {
 
   /**
    * Runs OBSERVE: what a response said (`hasBudget` as the script reads it), and `slots` to
-   * restore (id, lease left in ms). Resolves once the state it returns is adopted.
+   * restore (id, lease left in ms) with the epoch found `rolledBack` (0: none). Resolves once the
+   * state it returns is adopted.
    */
-  #record(hasBudget: '0' | '1' | '2', { budget, blockForMs, banned }: Omit<RateLimitObservation, 'status'>, slots: string[] = []): Promise<void> {
+  #record(hasBudget: '0' | '1' | '2', { budget, blockForMs, banned }: Omit<RateLimitObservation, 'status'>, slots: string[] = [], rolledBack = 0): Promise<void> {
+    const seen = this.#seen();
     return this.run
       .observe(
         [this.#keys.state, this.#keys.slots],
@@ -661,10 +682,11 @@ class Shared implements RateLimitCoordinator {
           this.#keys.channel,
           String(STATE_TTL_MS),
           ...this.#sentAtAndDeadline(),
+          String(rolledBack),
           ...slots,
         ],
       )
-      .then((state) => this.#receive(state as string));
+      .then((state) => this.#receive(state as string, seen));
   }
 
   /**
@@ -676,8 +698,14 @@ class Shared implements RateLimitCoordinator {
    * remaining binds, as for any answer); the state that publishes tells the other processes,
    * which restore theirs. Meanwhile this process falls back for a second, sending nothing with
    * `throttle` ({@link Shared.#fallbackAcquire}).
+   *
+   * Redis went back to an older copy of the state (`rolledBack`, its epoch: a restart from an
+   * older snapshot, a failover to a replica that was behind): it lost the newer state the same
+   * way, with a higher remaining and perhaps no block, but kept the epoch, so no other process
+   * can tell. The same script starts a new epoch then (unless another process's did already),
+   * which tells them.
    */
-  #lost(): void {
+  #lost(rolledBack = 0): void {
     const now = this.#fallback.now();
     const known = this.#fallback.getSnapshot();
     const window = known && known.resetAt.getTime() > now ? known : undefined;
@@ -691,9 +719,10 @@ class Shared implements RateLimitCoordinator {
         banned: blocked?.banned ?? false,
       },
       slots,
+      rolledBack,
     ).catch(() => {});
     this.#lostAt = now;
-    this.#fail(new Error('it lost the rate-limit state of the key: FLUSHALL, a restart or an eviction'));
+    this.#fail(new Error('it lost the rate-limit state of the key: FLUSHALL, an eviction, a restart, or a return to an older copy (an older snapshot, a replica that was behind)'));
   }
 
   changed(signal?: AbortSignal): Promise<void> {
@@ -759,17 +788,23 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * A message on the channel: a new state or a released slot (`released,<epoch>,<in flight>`),
-   * and waiters ask again; or a granted slot (`slots,<epoch>,<in flight>,<processes>`), which
-   * frees nothing. Counts are kept only from the state this process knows.
+   * A message on the channel: a new state or a released slot (`released,<epoch>,<seq>,<in flight>`),
+   * and waiters ask again; or a granted slot (`slots,<epoch>,<seq>,<in flight>,<processes>`), which
+   * frees nothing. Counts are kept only from the state this process knows. Or the state a script
+   * of this process returned, sent when this process had `seen` what {@link Shared.#seen} says.
    */
-  #receive(message: string): void {
-    const [what, epoch, inFlight, processes] = message.split(',');
+  #receive(message: string, seen?: Seen): void {
+    const [what, epoch, seq, inFlight, processes] = message.split(',');
     if (what === 'slots' || what === 'released') {
-      if (this.#current(Number(epoch))) this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
+      if (this.#current(Number(epoch), Number(seq))) this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
       if (what === 'slots') return;
-    } else this.#adopt(message);
+    } else this.#adopt(message, seen);
     this.wake();
+  }
+
+  /** The epoch and highest `seq` this process has seen: taken when a script is sent, for its reply. */
+  #seen(): Seen {
+    return [this.#epoch, this.#seq];
   }
 
   /**
@@ -780,13 +815,28 @@ class Shared implements RateLimitCoordinator {
    * ({@link Shared.#lost}); after a day without use, the state expired and nothing is lost. An
    * epoch is told apart, not ordered: a Redis restarted on a clock that is behind starts an
    * earlier one, and taken for stale, every decision of that Redis was given back for good.
+   *
+   * A reply (`seen`: what this process had seen when it sent the script) of the epoch it had seen,
+   * numbered no higher than the highest `seq` seen then, ran on an older copy of the state: the
+   * script that numbered that `seq` had run before this one was sent, and every script numbers
+   * one more. Redis lost what came after the copy as surely as with a FLUSHALL, so the same
+   * follows, whatever this process knows: the others cannot tell until it starts a new epoch. A
+   * message is not checked: pub/sub may deliver it after the reply to a later script.
    */
-  #current(epoch: number): boolean {
-    if (epoch === this.#epoch) return true;
+  #current(epoch: number, seq: number, seen?: Seen): boolean {
+    if (epoch === this.#epoch) {
+      if (seen?.[0] === epoch && seq <= seen[1]) {
+        this.#lost(epoch);
+        return false;
+      }
+      this.#seq = Math.max(this.#seq, seq);
+      return true;
+    }
     if (!(epoch > 0) || this.#lostEpochs.has(epoch)) return false;
     const known = this.#epoch;
     if (known > 0) this.#lostEpochs.add(known);
     this.#epoch = epoch;
+    this.#seq = seq;
     const now = this.#fallback.now();
     if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0) > now)) {
       this.#lost();
@@ -807,17 +857,18 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * A state published by any process (or returned to this one): `limit,remaining,resetAt,blockedUntil,banned,epoch,now`
-   * on Redis' clock. Whether it is of the state this process knows ({@link Shared.#current}); its
-   * budget and block are learned either way.
+   * A state published by any process (or returned to this one, `seen` as {@link Shared.#receive}
+   * says): `limit,remaining,resetAt,blockedUntil,banned,epoch,seq,now` on Redis' clock. Whether it
+   * is of the state this process knows ({@link Shared.#current}); its budget and block are learned
+   * either way.
    */
-  #adopt(message: string): boolean {
+  #adopt(message: string, seen?: Seen): boolean {
     const numbers = message.split(',').map(Number);
     let same = true;
-    if (numbers.length === 7 && numbers.every(Number.isFinite)) {
-      const [limit, remaining, resetAt, blockedUntil, banned, epoch, redisNow] = numbers as [number, number, number, number, number, number, number];
-      same = this.#current(epoch);
-      const shared = message.slice(0, message.lastIndexOf(','));
+    if (numbers.length === 8 && numbers.every(Number.isFinite)) {
+      const [limit, remaining, resetAt, blockedUntil, banned, epoch, seq, redisNow] = numbers as [number, number, number, number, number, number, number, number];
+      same = this.#current(epoch, seq, seen);
+      const shared = numbers.slice(0, 6).join(',');
       if (shared !== this.#shared && (resetAt > 0 || blockedUntil > redisNow)) {
         // The fallback learns what every process saw, so that if Redis fails it starts from the
         // shared budget and block, not only from this process's answers. Told only on a change:

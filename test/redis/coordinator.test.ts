@@ -3,11 +3,14 @@
  * (as separate processes have) share one rate-limit state for one key. Windows are short and
  * waits are refusals (`maxRetryDelay: 0`) wherever a test can, because Redis keeps real time.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
 import { createReferenceServer, type BanEvent, type ReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
-import { createClient } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import { connect, startRedis, type RedisProcess } from './support.js';
 
 const KEY = 'sk_live_REDISSHAREDk3y';
@@ -23,8 +26,8 @@ afterAll(async () => {
 
 let prefixes = 0;
 /** A "process": its own Redis connection and coordinator, and a client on the shared server. */
-async function processOf(server: ReferenceServer, prefix: string, options: ClientOptions = {}, warnings: string[] = []) {
-  const connection = await connect(redis.url);
+async function processOf(server: ReferenceServer, prefix: string, options: ClientOptions = {}, warnings: string[] = [], url = redis.url) {
+  const connection = await connect(url);
   connections.push(connection);
   const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
   return new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: (request) => server.fetch(request), coordinator, logLevel: 'off', ...options });
@@ -612,6 +615,88 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(decision.kind).toBe('granted');
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
     (decision as { release: () => void }).release();
+  });
+
+  it('Redis restarted from an older snapshot (RDB) after the budget was spent: the processes find the state rolled back, give Redis back the window they know, and send nothing into a 429', async () => {
+    // A crash, then the last dump is loaded: the same epoch, but an older, higher remaining.
+    const dir = await mkdtemp(join(tmpdir(), 'animal-store-rdb-'));
+    const persisted = await startRedis({ dir });
+    const ours = connections.length;
+    try {
+      const bans: BanEvent[] = [];
+      const server = budgetServer(30, (event) => void bans.push(event));
+      const warnings: string[] = [];
+      // Answers take 100 ms, as over a network: calls of every process are in flight together.
+      const fetch = async (request: Request) => {
+        const answer = await server.fetch(request);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return answer;
+      };
+      const prefix = fresh();
+      const processes = await Promise.all(Array.from({ length: 3 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 0, maxRetries: 0 }, warnings, persisted.url)));
+      const inspector = await connect(persisted.url);
+      connections.push(inspector);
+      for (const client of processes) await client.listPets();
+      const [state] = await inspector.keys(`${prefix}:*:state`);
+      expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(27);
+      await inspector.sendCommand(['SAVE']);
+      // The rest of the budget is spent after the snapshot: 27 granted, the other calls refused unsent.
+      const spent = await storm(processes, 4);
+      expect(spent.filter((name) => name === 'ok')).toHaveLength(27);
+      expect(server.inspect().keys[KEY]).toMatchObject({ requests: 30, rateLimited: 0 });
+      expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(0);
+      await persisted.stop();
+      await persisted.start();
+      const all = connections.slice(ours);
+      for (let i = 0; i < 200 && !all.every((connection) => connection.isReady); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(27);
+      const epoch = await inspector.hGet(state!, 'epoch');
+      // The processes keep calling: Redis says 27 are left, the service that none are.
+      for (const name of await storm(processes, 4)) expect(['ok', 'ThrottledError']).toContain(name);
+      expect(warnings).toContainEqual(expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key: .*older copy/));
+      // Before: 39 requests on 30, 9 429s, 8 inside the Retry-After window, the key banned (3 of 3 runs).
+      expectWithinBudget(server, 30);
+      expect(bans).toEqual([]);
+      // Redis has the window back, under a new epoch.
+      expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(0);
+      expect(await inspector.hGet(state!, 'epoch')).not.toBe(epoch);
+    } finally {
+      for (const connection of connections.splice(ours)) connection.destroy();
+      await persisted.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it('Redis back on an older copy of the state (a failover to a replica that was behind) while a process holds the last request left: the process that finds it rolled back starts a new epoch, the holder gives its slot back, and the request is not granted twice', async () => {
+    // Before: the copy (1 left, no slot in flight) granted the last request again at once; found
+    // rolled back but told to nobody, it granted it again a second later.
+    const prefix = fresh();
+    const { connection, coordinator: holder, warnings: holderWarnings } = await warmProcessOf(prefix);
+    const { connection: otherConnection, coordinator: other, warnings } = await warmProcessOf(prefix);
+    await holder.observe(answered(1, 50_000));
+    expect(await until(() => other.getSnapshot()?.remaining === 1)).toBe(true);
+    await Promise.all([connection.ping(), otherConnection.ping()]); // their releases have run
+    // The replica's copy of the key's state, slots and processes, taken now.
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    const keys = ['state', 'slots', 'processes'].map((name) => state!.replace(/state$/, name));
+    const binary = inspector.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    const copy = await Promise.all(keys.map(async (key) => [key, await binary.dump(key)] as const));
+    const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    // The failover: the replica, behind by the grant, takes over.
+    for (const [key, value] of copy) await (value ? inspector.restore(key, 60_000, value, { REPLACE: true }) : inspector.del(key));
+    expect(await inspector.zCard(keys[1]!)).toBe(0);
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key: .*older copy/)]);
+    expect(await until(() => holderWarnings.length > 0)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // On Redis again: the window restored, and the holder's slot in flight.
+    expect(await inspector.zCard(keys[1]!)).toBe(1);
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    (held as { release: () => void }).release();
   });
 
   it('Redis slow after the known window reset: a process whose last limit is below the number of processes sends no probe, it waits a second for Redis, and a call that may not wait that long is refused unsent', async () => {

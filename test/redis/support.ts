@@ -1,7 +1,8 @@
 /**
  * A private redis-server for the Redis tests (Debian's, or $REDIS_SERVER), on a free port of
- * 127.0.0.1, with no persistence; stopped by the test. Restartable on the same port, to test what
- * clients do while Redis is down.
+ * 127.0.0.1, with no persistence unless given a `dir` (then `SAVE` writes its snapshot there, and
+ * a restart loads it); stopped by the test. Restartable on the same port, to test what clients do
+ * while Redis is down, or after it comes back from an older snapshot.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,11 +18,13 @@ export interface RedisProcess {
   start(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisProcess> {
+export async function startRedis(options: { dir?: string } = {}): Promise<RedisProcess> {
   const port = await freePort();
   let child: ChildProcess | undefined;
+  // No automatic snapshots either way: a snapshot is taken when a test says SAVE.
+  const persistence = options.dir ? ['--dir', options.dir, '--dbfilename', 'dump.rdb'] : [];
   const start = async () => {
-    child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...persistence], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (chunk) => (out += chunk));
     const deadline = Date.now() + 10_000;
