@@ -182,23 +182,30 @@ return {0, 0, 0, state, processes, inFlight + 1}`;
  * replaces: `unanswered` of a running window is taken from every count of it, and
  * `unansweredUnannounced` (released while no window ran: probes of an unknown budget) joins the
  * window announced next (OBSERVE). Publishes `released,<epoch>,<seq>,<slots in flight>` (epoch 0:
- * Redis lost the state, and no script has started another yet).
+ * Redis lost the state, and no script has started another yet), after the state when it took one
+ * from the remaining: the fallback of every process learns it at once, as from an answer (else a
+ * process falling back before its next decision sent on a remaining that did not hold the request).
  */
 const RELEASE = `${NOW}
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch')
-local seq = s[5] and ${SEQ('KEYS[2]')} or 0
-if ARGV[3] == '1' and s[5] then
+local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch', 'limit', 'blockedUntil', 'banned')
+local epoch = s[5]
+local seq = epoch and ${SEQ('KEYS[2]')} or 0
+if ARGV[3] == '1' and epoch then
   local announced = tonumber(s[1]) or 0
   local resetAt = tonumber(s[2]) or 0
-  if announced == 1 and resetAt > now and (tonumber(s[3]) or 0) > (tonumber(s[4]) or 0) then
-    redis.call('HINCRBY', KEYS[2], 'unanswered', 1)
+  local remaining = tonumber(s[3]) or 0
+  local unanswered = tonumber(s[4]) or 0
+  if announced == 1 and resetAt > now and remaining > unanswered then
+    unanswered = redis.call('HINCRBY', KEYS[2], 'unanswered', 1)
+    local limit, blockedUntil, banned = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
+    redis.call('PUBLISH', ARGV[2], ${STATE})
   elseif announced ~= 2 and resetAt <= now then
     redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
   end
 end
-redis.call('PUBLISH', ARGV[2], 'released,' .. (s[5] or 0) .. ',' .. seq .. ',' .. redis.call('ZCARD', KEYS[1]))
+redis.call('PUBLISH', ARGV[2], 'released,' .. (epoch or 0) .. ',' .. seq .. ',' .. redis.call('ZCARD', KEYS[1]))
 return 1`;
 
 /**

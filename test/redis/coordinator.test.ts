@@ -277,6 +277,30 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(b.getSnapshot()).toMatchObject({ remaining: 0 });
   });
 
+  it('Redis slow just after a process gave back a slot unanswered: neither that process nor another, falling back, sends on the remaining that did not take it yet', async () => {
+    // Limit 2, both left: the request that timed out may still be counted, so one is left, and
+    // each process leaves one to the other when it falls back: neither may send.
+    const prefix = fresh();
+    const { connection, coordinator: a } = await warmProcessOf(prefix);
+    const { coordinator: b } = await warmProcessOf(prefix);
+    await a.observe(answered(2, 50_000, 2));
+    expect(await until(() => b.getSnapshot()?.remaining === 2)).toBe(true);
+    const slot = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(slot.kind).toBe('granted');
+    (slot as { release: (unanswered?: boolean) => void }).release(true);
+    await connection.ping(); // the release has run
+    await new Promise((resolve) => setTimeout(resolve, 50)); // and its message has reached b
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const decisions = await Promise.all([a, b].map((coordinator) => coordinator.acquire({ throttle: true, leaseMs: 60_000 })));
+    for (const decision of decisions) if (decision.kind === 'granted') decision.release();
+    // Before: both granted, 3 requests on a budget of 2 (the release published no state, so
+    // neither fallback knew that one of the 2 was taken).
+    expect(decisions.map((decision) => decision.kind)).not.toContain('granted');
+    await inspector.ping(); // Redis runs again
+  });
+
   it('requests that time out while the server still counts them spend the budget even after faster answers that did not count them yet: three processes are not banned', async () => {
     // Before: a slot released unanswered took one from the remaining on Redis, but the next answer
     // (of a request sent later, handled before the slow one) replaced it with the server's count,
