@@ -95,7 +95,10 @@ export type AcquireDecision =
   | {
       readonly kind: 'blocked';
       readonly waitMs: number;
-      /** The 429 that set the block said the key is banned (`api_key_banned`). */
+      /**
+       * A ban a 429 announced (`api_key_banned`) is still running. A plain 429 whose window ends
+       * later extends the block but does not hide the ban; the rest of the block, after it, is not one.
+       */
       readonly banned: boolean;
     }
   | { readonly kind: 'spent' | 'busy'; readonly waitMs: number };

@@ -80,8 +80,11 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   /** When the announced window resets (ms, on {@link now}); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
-  /** Whether the 429 that set `#blockedUntil` announced a ban. */
-  #banned = false;
+  /**
+   * When the ban a 429 announced ends (ms, on {@link now}), kept apart from `#blockedUntil`: a
+   * plain 429 whose window ends later extends the block, and the ban still runs within it.
+   */
+  #bannedUntil = 0;
   #inFlight = 0;
   /** `Date.now()` minus `performance.now()` as {@link now} reads it; `undefined` before its first reading. */
   #wall: number | undefined;
@@ -117,6 +120,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     this.#wall += step;
     if (this.#resetAt) this.#resetAt += step;
     if (this.#blockedUntil) this.#blockedUntil += step;
+    if (this.#bannedUntil) this.#bannedUntil += step;
     const now = Math.floor(monotonic + this.#wall);
     this.#publish(now);
     return now;
@@ -129,7 +133,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
 
   /** The block a 429 announced, while it lasts; `undefined` once it has ended. */
   blocked(now = this.now()): Extract<AcquireDecision, { kind: 'blocked' }> | undefined {
-    return this.#blockedUntil > now ? { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#banned } : undefined;
+    return this.#blockedUntil > now ? { kind: 'blocked', waitMs: this.#blockedUntil - now, banned: this.#bannedUntil > now } : undefined;
   }
 
   /**
@@ -193,9 +197,9 @@ export class MemoryCoordinator implements RateLimitCoordinator {
       // a window the service announced is still running.
       this.#announced = Announced.No;
     }
-    if (blockForMs !== undefined && now + blockForMs >= this.#blockedUntil) {
-      this.#blockedUntil = now + blockForMs;
-      this.#banned = banned;
+    if (blockForMs !== undefined) {
+      this.#blockedUntil = Math.max(this.#blockedUntil, now + blockForMs);
+      if (banned) this.#bannedUntil = Math.max(this.#bannedUntil, now + blockForMs);
     }
     this.#publish(now);
     this.#changes.fire();
