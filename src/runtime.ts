@@ -79,15 +79,16 @@ export function sleep(ms: number, signal?: AbortSignal, wake?: (signal: AbortSig
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const done = new AbortController();
-    const finish = (error?: unknown) => {
+    // A failure is an argument, whatever its value: a wake that throws undefined failed too.
+    const finish = (...failure: unknown[]) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       done.abort();
-      if (error === undefined) resolve();
-      else reject(error);
+      if (failure.length) reject(failure[0]);
+      else resolve();
     };
     const onAbort = () => finish(signal!.reason);
-    const timer = Number.isFinite(ms) ? setTimeout(finish, Math.max(0, ms)) : undefined;
+    const timer = Number.isFinite(ms) ? setTimeout(() => finish(), Math.max(0, ms)) : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
     // A wake that throws, or answers no promise (a coordinator of the user's own), ends the wait
     // with that failure, its timer cleared; one that rejects only leaves the timer to end it.

@@ -185,7 +185,7 @@ const busyLimit = (timeout: number, maxRetryDelay: number) => Math.max(timeout, 
  * #call makes it one.)
  */
 const coordinatorFailed = (call: CallInfo, error: unknown) =>
-  new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; see the error's cause.`, cause: error });
+  new PetStoreError({ message: `${describeCall(call)}: not sent: the rate-limit coordinator failed; ${error === undefined ? 'it threw undefined' : "see the error's cause"}.`, cause: error });
 
 /**
  * The error of a call the gate did not send: what it would have waited for, and why it did not

@@ -137,9 +137,10 @@ export interface RateLimitObservation {
  *   nothing of the budget.
  *
  * When `acquire` throws, rejects or answers something that is not a decision, or `changed`
- * throws or returns no promise, the call fails with a `PetStoreError` (the failure as its
- * `cause`) and nothing is sent. When `observe` or a slot's `release` throws, the failure is
- * reported (`reportError`) and the call still returns its response.
+ * throws (`undefined` too) or returns no promise, the call fails with a `PetStoreError` (the
+ * failure as its `cause`) and nothing is sent. A `changed` that rejects only wakes nobody: each
+ * wait then lasts the decision's `waitMs`, within the call's bounds. When `observe` or a slot's
+ * `release` throws, the failure is reported (`reportError`) and the call still returns its response.
  */
 export interface RateLimitCoordinator extends RateLimitStore {
   /**

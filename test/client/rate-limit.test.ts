@@ -352,6 +352,37 @@ describe('coordinated rate limiting', () => {
     expect(sent).toBe(0);
   });
 
+  it('a coordinator of the user\'s own whose changed throws undefined fails the call at once with a PetStoreError, nothing sent (before: the wait took it for a change and asked again at once, in a loop)', async () => {
+    let sent = 0;
+    let asked = 0;
+    const counting = (request: Request) => ((sent++), server.fetch(request));
+    // Bounded, so that the loop it made before ends: the 50th question throws an Error.
+    const changed = () => {
+      if (++asked >= 50) throw new Error('asked 50 times');
+      throw undefined;
+    };
+    const coordinator = memoryWith({ acquire: () => ({ kind: 'busy', waitMs: Infinity }), changed });
+    const outcome = await settle(client({ fetch: counting, coordinator, timeout: 1_000 }).listPets({ limit: 1 }), { stepMs: 100, maxSteps: 20 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(PetStoreError) });
+    const error = (outcome as { reason: PetStoreError }).reason;
+    expect(error.message).toMatch(/^listPets \(GET \/pets[^)]*\): not sent: the rate-limit coordinator failed; it threw undefined\.$/);
+    expect(error.cause).toBeUndefined();
+    expect([asked, sent]).toEqual([1, 0]);
+  });
+
+  it('a coordinator of the user\'s own whose changed rejects (with undefined or an error) leaves each wait to its waitMs: the call asks again at that pace and, past its bound, is a ThrottledError, nothing sent', async () => {
+    for (const reason of [undefined, new Error('no news')]) {
+      let sent = 0;
+      let asked = 0;
+      const counting = (request: Request) => ((sent++), server.fetch(request));
+      const coordinator = memoryWith({ acquire: () => ({ kind: 'busy', waitMs: 250 }), changed: () => ((asked++), Promise.reject(reason)) });
+      const started = Date.now();
+      const outcome = await settle(client({ fetch: counting, coordinator, timeout: 1_000, maxRetryDelay: 0 }).listPets({ limit: 1 }), { stepMs: 50 });
+      expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+      expect([asked, sent, Date.now() - started]).toEqual([4, 0, 1_000]);
+    }
+  });
+
   it('a coordinator whose release throws is reported, and createPet still resolves to the pet it created (before: it rejected with the release\'s error, and a retry made a second pet)', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
