@@ -93,6 +93,8 @@ interface CallState {
   mayHaveSucceeded?: boolean;
   /** The block the last attempt's 429 set for every call (ms), as recorded: its retry's delay. */
   blockForMs?: number | undefined;
+  /** The last attempt the gate let through: a later one was refused before it was sent. */
+  sent?: number;
 }
 
 /** The reason an attempt's controller aborts with when its deadline passes. */
@@ -488,8 +490,11 @@ export class PetStoreClient {
       // would not have been retried. Aborted once a successful answer had arrived (p-retry checks
       // the signal after the attempt), the service acted on it.
       if (signal?.aborted) throw aborted(call, signal, state.mayHaveSucceeded === true);
-      // Retried, it says so: ECONNREFUSED after a second and a half of backoff reads as a mystery otherwise.
-      if (attempt > 1 && error instanceof PetStoreError) error.message += ` This was attempt ${attempt} of ${retries + 1}.`;
+      // Retried, it says so: ECONNREFUSED after a second and a half of backoff reads as a mystery
+      // otherwise. An attempt the gate refused (a ThrottledError) was never sent: it ends the call.
+      if (attempt > 1 && error instanceof PetStoreError) {
+        error.message += state.sent === attempt ? ` This was attempt ${attempt} of ${retries + 1}.` : ` The call was refused before its attempt ${attempt} of ${retries + 1}.`;
+      }
       throw error;
     }
   }
@@ -574,6 +579,7 @@ export class PetStoreClient {
       release(false);
       throw aborted(call, signal, false);
     }
+    state.sent = attempt;
     const controller = new AbortController();
     const abort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', abort, { once: true });

@@ -1,6 +1,6 @@
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { AbortError, ConnectionError, InternalServerError, PetStoreError, RateLimitError, TimeoutError } from '@animal-store/sdk';
+import { AbortError, ConnectionError, InternalServerError, PetStoreError, RateLimitError, ThrottledError, TimeoutError } from '@animal-store/sdk';
 import { BASE_URL, run, settle, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
@@ -40,6 +40,23 @@ describe('retries', () => {
     expect(retried.message).toMatch(/^listPets \(GET \/pets\): the request failed before a response arrived .*\. This was attempt 3 of 3\.$/);
     const once = (await run(client({ maxRetries: 0 }).listPets())) as Error;
     expect(once.message).not.toMatch(/attempt/);
+  });
+
+  it('a call whose retry the gate refused unsent says it was refused before that attempt, not that the attempt was made (before: "This was attempt 2 of 3.")', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    let answered = 0;
+    // The call's first answer is a 503; during its backoff another call meets a 429 that blocks for two minutes.
+    const calls = failing('get', '/pets', 2, () =>
+      ++answered === 1 ? serverError() : HttpResponse.json({ code: 'rate_limited', message: 'slow down', status: 429 }, { status: 429, headers: { 'Retry-After': '120' } }),
+    );
+    const c = client();
+    const retrying = run(c.listPets());
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await run(c.listPets())).toBeInstanceOf(RateLimitError);
+    const error = (await retrying) as ThrottledError;
+    expect(error).toBeInstanceOf(ThrottledError);
+    expect(error.message).toMatch(/^listPets \(GET \/pets\): not sent: a 429 asked every client to wait .* The call was refused before its attempt 2 of 3\.$/);
+    expect(calls.count).toBe(2);
   });
 
   it('listPets: a 408 is retried, honouring Retry-After', async () => {
