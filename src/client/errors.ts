@@ -258,8 +258,8 @@ export class ApiError<S extends number = number> extends PetStoreError {
   }
 
   /**
-   * Builds the error class that matches `status`: 400, 401, 404, 429 and 5xx get their own
-   * subclass; any other status an `ApiError`. Works without an Error record body.
+   * Builds the error class that matches `status`: 400, 401, 404, 429 and 5xx (and past 599) get
+   * their own subclass; any other status an `ApiError`. Works without an Error record body.
    *
    * @example
    * ```ts
@@ -288,7 +288,10 @@ export class NotFoundError extends ApiError<404> {
   override readonly name = 'NotFoundError' as const;
 }
 
-/** 5xx: the service failed. GET requests are retried; `createPet` never is. */
+/**
+ * 5xx: the service failed. GET requests are retried; `createPet` never is. A status past 599,
+ * which HTTP does not define, is one too (RFC 9110 says to read it as a 5xx); `status` is the one sent.
+ */
 export class InternalServerError extends ApiError {
   override readonly name = 'InternalServerError' as const;
 }

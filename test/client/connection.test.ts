@@ -1,8 +1,8 @@
 // Real sockets, no msw: what the client says when the request never left, or may have.
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { ConnectionError, PetStoreClient } from '@animal-store/sdk';
+import { describe, expect, it, vi } from 'vitest';
+import { ConnectionError, InternalServerError, PetStoreClient } from '@animal-store/sdk';
 import { freePort } from '../support/ports.js';
 
 describe('connection failures', () => {
@@ -48,6 +48,53 @@ describe('connection failures', () => {
       const error = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'ConnectionError', mayHaveSucceeded: true });
       expect((error as Error).message).toMatch(/The pet may have been created: list pets to check before creating it again\.$/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+/** Serves `handler` on 127.0.0.1, port 0, for the length of `use`, with a client of it. */
+async function serving(handler: Parameters<typeof createHttpServer>[1], use: (client: PetStoreClient, requests: () => number) => Promise<void>) {
+  let requests = 0;
+  const server = createHttpServer((request, response) => ((requests++), handler!(request, response)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    await use(new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 1 }), () => requests);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('answers HTTP does not define, over real sockets', () => {
+  it('a status past 599 (HTTP/1.1 600, which fetch hands over) is read as RFC 9110 says, as a 5xx: an InternalServerError with status 600 and code http_600, retried on GET only, its rate-limit headers not taken for the budget', async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0);
+    try {
+      await serving(
+        (_request, response) => response.writeHead(600, { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': '4102444800' }).end(),
+        async (client, requests) => {
+          const error = await client.listPets().catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(InternalServerError);
+          expect(error).toMatchObject({ status: 600, code: 'http_600', message: 'listPets (GET /pets): The service answered HTTP 600 without an Error record. This was attempt 2 of 2.' });
+          expect(requests()).toBe(2);
+          expect(await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e)).toMatchObject({ name: 'InternalServerError', status: 600 });
+          expect(requests()).toBe(3);
+          expect(client.rateLimit.getSnapshot()).toBeUndefined();
+        },
+      );
+    } finally {
+      random.mockRestore();
+    }
+  });
+
+  it('a 1xx sent as the final answer never reaches the client as a response: fetch fails on it, a ConnectionError', async () => {
+    const server = createServer((socket) => socket.once('data', () => socket.end('HTTP/1.1 199 Odd\r\nContent-Length: 2\r\n\r\n[]')));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+      expect(await client.listPets().catch((e: unknown) => e)).toMatchObject({ name: 'ConnectionError', status: undefined });
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
