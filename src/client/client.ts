@@ -170,6 +170,18 @@ function neverSent(cause: unknown): boolean {
   return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(code ?? '') || isPermissionDenied(cause);
 }
 
+/**
+ * A body the runtime could not decode (bytes that are not the gzip, br or zstd their
+ * Content-Encoding names), told apart from a cut connection where the runtime says so: undici's
+ * cause has zlib's code (Z_DATA_ERROR, ERR__ERROR… for brotli, ZSTD_error…), Bun's error a code
+ * of its own (ZlibError, BrotliDecompressionError…), Deno's only a message (Invalid gzip header,
+ * brotli error). Chromium tells neither apart (a TypeError, network error).
+ */
+function undecodable(error: unknown): boolean {
+  const { code, message, cause } = (error ?? {}) as { code?: unknown; message?: unknown; cause?: { code?: unknown } };
+  return /^(z_|err__)|zlib|brotli|zstd|gzip/i.test(`${cause?.code ?? code ?? message}`);
+}
+
 /** A duration as the user gave it: rounded to seconds, 1500 read "2 s" and 100 read "0 s". */
 const duration = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
@@ -789,7 +801,9 @@ export class PetStoreClient {
     const reason = permission
       ? `the runtime refused the request (${(cause as Error).name}); grant network access (Deno: --allow-net)`
       : response
-        ? 'the connection was cut while reading the response body'
+        ? undecodable(cause)
+          ? 'the response body could not be decoded: it is not in the compression its Content-Encoding names'
+          : 'the connection was cut while reading the response body'
         : // A fetch of the user's own (a proxy's agent) may quote the request's Authorization.
           `the request failed before a response arrived (${this.#options.redact(describeFailure(cause))})`;
     return new ConnectionError({

@@ -1,6 +1,7 @@
 // Real sockets, no msw: what the client says when the request never left, or may have.
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { ConnectionError, InternalServerError, PetStoreClient } from '@animal-store/sdk';
 import { freePort } from '../support/ports.js';
@@ -98,5 +99,40 @@ describe('answers HTTP does not define, over real sockets', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('bodies that cannot be read, over real sockets', () => {
+  it('a body that is not the gzip its Content-Encoding names is a ConnectionError that says it could not be decoded, not that the connection was cut; after createPet\'s 201 it says the pet may have been created', async () => {
+    await serving(
+      (request, response) => response.writeHead(request.method === 'POST' ? 201 : 200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end('this is not gzip'),
+      async (client) => {
+        const error = await client.listPets({}, { maxRetries: 0 }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ConnectionError);
+        expect(error).toMatchObject({ status: 200, mayHaveSucceeded: true, cause: expect.any(TypeError) });
+        expect((error as Error).message).toBe(
+          'listPets (GET /pets): the response body could not be decoded: it is not in the compression its Content-Encoding names. Check the network and baseUrl.',
+        );
+        const created = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
+        expect(created).toMatchObject({ name: 'ConnectionError', status: 201, mayHaveSucceeded: true });
+        expect((created as Error).message).toMatch(/^createPet \(POST \/pets\): the response body could not be decoded: .* The pet may have been created/);
+      },
+    );
+  });
+
+  it('a gzip body cut off mid-stream still reads as a cut connection, not as a decoding failure', async () => {
+    const gzip = gzipSync(JSON.stringify(Array.from({ length: 2_000 }, (_, id) => ({ id, name: `pet ${id}` }))));
+    await serving(
+      (_request, response) => {
+        response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': gzip.length });
+        response.write(gzip.subarray(0, 64));
+        setTimeout(() => response.socket?.destroy(), 20);
+      },
+      async (client) => {
+        const error = await client.listPets({}, { maxRetries: 0 }).catch((e: unknown) => e);
+        expect(error).toMatchObject({ name: 'ConnectionError', status: 200 });
+        expect((error as Error).message).toMatch(/^listPets \(GET \/pets\): the connection was cut while reading the response body\./);
+      },
+    );
   });
 });
