@@ -14,7 +14,11 @@
  * @module
  */
 
-/** The rate-limit budget as the last response announced it. Snapshots are frozen. */
+/**
+ * The rate-limit budget as the last response announced it. Snapshots are frozen and shared by
+ * every reader; `Object.freeze` does not reach into a `Date`, so treat `resetAt` and
+ * `blockedUntil` as read-only too (copy one to change it: `new Date(state.resetAt)`).
+ */
 export interface RateLimitState {
   /** The request limit of the binding window (`X-RateLimit-Limit`, or `RateLimit-Policy`'s `q`, else the `r` of the IETF `RateLimit`). */
   readonly limit: number;

@@ -311,6 +311,18 @@ describe('coordinated rate limiting', () => {
     expect(pro.rateLimit.getSnapshot()?.remaining).toBe(298);
   });
 
+  it('a snapshot\'s Date that a reader changes (resetAt.setTime(0)) decides nothing: a spent budget still holds the next call back unsent, and the next response\'s snapshot shows the true reset', async () => {
+    const ent = client({ apiKey: 'key-ent', maxRetryDelay: 10_000 });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    const spent = ent.rateLimit.getSnapshot()!;
+    spent.resetAt.setTime(0);
+    expect(await run(ent.listPets({ limit: 1 }))).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+    expect(server.inspect().keys['key-ent']!.requests).toBe(5);
+    await vi.advanceTimersByTimeAsync(START - 10_000 + 60_000 - Date.now());
+    expect(await run(ent.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(ent.rateLimit.getSnapshot()).toEqual({ limit: 5, remaining: 4, resetAt: new Date(START - 10_000 + 120_000) });
+  });
+
   it('rateLimit.subscribe works unbound, calls the listener on each change, and its return value unsubscribes', async () => {
     const pro = client();
     const { subscribe, getSnapshot } = pro.rateLimit;
