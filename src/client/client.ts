@@ -283,8 +283,7 @@ function withoutKey(error: unknown, redact: (text: string) => string, depth = 0)
     const value: unknown = Reflect.get(error, name);
     const safe = name === 'cause' ? withoutKey(value, redact, depth + 1) : typeof value === 'string' ? redact(value) : value;
     changed ||= safe !== value;
-    const { enumerable } = Object.getOwnPropertyDescriptor(error, name)!;
-    Object.defineProperty(copy, name, { value: safe, enumerable, writable: true, configurable: true });
+    Object.defineProperty(copy, name, { value: safe, enumerable: error.propertyIsEnumerable(name), writable: true, configurable: true });
   }
   return changed ? copy : error;
 }
