@@ -110,11 +110,19 @@ function incoming(req: IncomingMessage, origin: string): Incoming {
 }
 
 /**
- * An HTTP/1.1 (or later) request without Host, which RFC 9112 (section 3.2) answers with a 400.
- * HTTP/1.0 has no Host to require: such a request is served on the server's own origin.
+ * Why a request's Host lines make it one RFC 9112 (section 3.2) answers with a 400, if they do:
+ * more than one Host line (in any version), or none in HTTP/1.1 or later. HTTP/1.0 has no Host
+ * to require: such a request is served on the server's own origin. node:http keeps only the
+ * first of several in `req.headers`, so they are counted in the raw headers.
  */
-function hostless(req: IncomingMessage): boolean {
-  return req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1);
+function hostProblem(req: IncomingMessage): string | undefined {
+  let lines = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') lines++;
+  if (lines > 1) return `The request carries ${lines} Host header lines; RFC 9112 (section 3.2) allows exactly one. Send one Host: with the host and port you connect to.`;
+  if (lines === 0 && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
+    return 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2). Send Host: with the host and port you connect to.';
+  }
+  return undefined;
 }
 
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
@@ -199,9 +207,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     const log = (reply: Reply, whole: boolean) => record(reply, whole, performance.now() - started);
     let reply: Reply | Promise<Reply>;
     try {
-      reply = hostless(req)
-        ? refuse(400, 'bad_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2). Send Host: with the host and port you connect to.')
-        : serve(incoming(req, origin));
+      const problem = hostProblem(req);
+      reply = problem ? refuse(400, 'bad_request', problem) : serve(incoming(req, origin));
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
     }
@@ -217,7 +224,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     );
   };
   // requireHostHeader off: node:http would answer a Host-less HTTP/1.1 request with a bare 400 (no
-  // Error record, no rate-limit headers); `hostless` gives it the server's 400 instead.
+  // Error record, no rate-limit headers); `hostProblem` gives it the server's 400 instead.
   const http = createServer({ requireHostHeader: false }, handle);
   // An Expect other than 100-continue is served like any request, as server.fetch and msw serve it
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http

@@ -139,6 +139,19 @@ describe('startReferenceServer', () => {
     expect(running.server.inspect().keys.k).toMatchObject({ requests: 1 });
   });
 
+  it('a request with more than one Host line gets a 400 Error record with rate-limit headers, as RFC 9112 asks (before: served on the first)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    for (const version of ['1.1', '1.0']) {
+      const text = await raw(running.url, `GET /v1/pets HTTP/${version}\r\nHost: a.test\r\nhost: b.test\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+      const [head, body] = text.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400/);
+      expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+      expect(head).toMatch(/^x-request-id: [0-9a-f]{16}\r?$/im);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('one Host') });
+    }
+    expect(running.server.inspect().keys).toEqual({});
+  });
+
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(
