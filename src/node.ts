@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse }
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
-import { truncatedBody, type Incoming, type Reply } from './server/http.js';
+import { MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
@@ -125,6 +125,16 @@ function hostProblem(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether node:http's header limit was passed by the request line's target, which the server
+ * answers with a 414 however long it is, rather than by the headers (431). Node checks one limit
+ * for both; the packet it failed on shows the request line when the request came in one piece.
+ */
+function longTarget(packet: Buffer | undefined): boolean {
+  const line = /^[\w!#$%&'*+.^`|~-]+ ([^ \r\n]*)/.exec(packet?.toString('latin1', 0, MAX_TARGET_LENGTH + 100) ?? '');
+  return line !== null && line[1]!.length > MAX_TARGET_LENGTH;
+}
+
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
 function serialize(reply: Reply): string {
   const body = reply.body ?? '';
@@ -237,12 +247,14 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
   // a request; answer it as the server answers everything, not with node's bare 400.
-  http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+  http.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
     answerSocket(
       socket,
       err.code === 'HPE_HEADER_OVERFLOW'
-        ? refuse(431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.')
+        ? longTarget(err.rawPacket)
+          ? refuse(...TARGET_TOO_LONG)
+          : refuse(431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.')
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
           : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'),

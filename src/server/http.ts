@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'request_timeout'
   | 'headers_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'api_key_banned'
@@ -119,6 +120,20 @@ export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimi
   if (admission.retryAfter !== undefined) headers['Retry-After'] = String(admission.retryAfter);
   return reply;
 }
+
+/**
+ * The longest request target (path and query) the server reads: 8,000 characters, the
+ * request-line length RFC 9112 (section 3) recommends every server support. A longer one is a
+ * 414 on every transport: node:http alone would refuse only what passes its header limit (431).
+ */
+export const MAX_TARGET_LENGTH = 8_000;
+
+/** The status, code and message of the answer to a request target longer than {@link MAX_TARGET_LENGTH}. */
+export const TARGET_TOO_LONG = [
+  414,
+  'uri_too_long',
+  `The request target (path and query) is longer than ${MAX_TARGET_LENGTH} characters. Send a shorter URL: fewer or shorter query parameters.`,
+] as const satisfies readonly [number, ErrorCode, string];
 
 /** The largest request body accepted: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -12,7 +12,10 @@ export interface RequestRecord {
   time: string;
   /** The method as sent. */
   method: string;
-  /** Path and query string; an API key in them (a configured one, or whatever `Authorization` presented) shows as `[redacted]`. */
+  /**
+   * Path and query string; an API key in them (a configured one, or whatever `Authorization`
+   * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`.
+   */
   path: string;
   /** The status answered, or 0 when an injected fault dropped the connection. */
   status: number;

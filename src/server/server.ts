@@ -6,7 +6,7 @@ import { reportListenerError } from '../runtime.js';
 import { redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
-import { empty, error, fromRequest, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
 import { MAX_TIMER_MS, PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -96,10 +96,12 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
    */
   serve(request: Incoming): Reply | Promise<Reply>;
   /**
-   * The answer to a request that never became one (HTTP the transport could not parse): an Error
-   * record with the rate-limit headers of an anonymous request, as for a 401.
+   * The answer to a request the server does not serve: HTTP the transport could not parse, or
+   * refuses before serving (RFC 9112's Host rules). An Error record with the rate-limit headers of
+   * an anonymous request, as for a 401, recorded with the request's method and path when there is
+   * one to show (`?` otherwise).
    */
-  refuse(status: number, code: ErrorCode, message: string): Reply;
+  refuse(status: number, code: ErrorCode, message: string, request?: Incoming): Reply;
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
@@ -376,10 +378,24 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return reply instanceof Promise ? reply.catch(failed) : reply;
   }
 
-  /** A new exchange for a request arriving now. */
-  function open(method: string, path: string): Exchange {
+  /** A new exchange for a request arriving now; `?` for the method and path of what never became a request. */
+  function open(request: Incoming | undefined): Exchange {
     if (banned.size > 0) endBans();
+    const method = request?.method ?? '?';
+    const target = request ? request.url.pathname + request.url.search : '?';
+    let path = request ? recordedPath(target, request.header('Authorization')) : '?';
+    // A target too long to serve is kept by its start: a thousand of them must not hold megabytes.
+    if (target.length > MAX_TARGET_LENGTH) path = `${path.slice(0, 100)}…`;
     return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
+  }
+
+  /** Whether a request is recorded in the journal: all but those to a served admin API. */
+  const journaled = (request: Incoming | undefined) => !(request && config.admin && adminPath(request.url.pathname) !== undefined);
+
+  /** Refuses a request before it is served (see {@link ServerCore.refuse}): nothing is counted, no fault drawn. */
+  function refuse(status: number, code: ErrorCode, message: string, request?: Incoming): Reply {
+    const exchange = open(request);
+    return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, journaled(request));
   }
 
   /**
@@ -405,8 +421,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   /** Answers one request, with a fault drawn first when faults are injected. */
   function serve(request: Incoming): Reply | Promise<Reply> {
     const { pathname, search } = request.url;
-    const exchange = open(request.method, recordedPath(pathname + search, request.header('Authorization')));
-    const record = !(config.admin && adminPath(pathname) !== undefined);
+    if (pathname.length + search.length > MAX_TARGET_LENGTH) return refuse(...TARGET_TOO_LONG, request);
+    const exchange = open(request);
+    const record = journaled(request);
     const fault = request.method === 'OPTIONS' || !record || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
     if (!fault) {
       const reply = answer(request, exchange);
@@ -452,10 +469,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
 
   const core: ServerCore & { keys(): Record<string, KeyStats> } = {
     serve,
-    refuse: (status, code, message) => {
-      const exchange = open('?', '?');
-      return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, true);
-    },
+    refuse,
     reset() {
       store.reset(config.pets);
       limiter.reset();

@@ -108,6 +108,23 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(single.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
       });
 
+      it('a request target (path and query) longer than 8,000 characters answers 414 uri_too_long and counts against no key (before: served in-process and over msw, 200)', async () => {
+        const query = `?status=available&filler=${'a'.repeat(8_000)}`;
+        const response = await send(`/pets${query}`);
+        const body = await errorOf(response, 414);
+        expect(body.code).toBe('uri_too_long');
+        expect(body.message).toContain('8000');
+        expect(rateLimitHeaders(response)).toMatchObject({ limit: 60, remaining: 60 });
+        expect(server.inspect().keys).toEqual({});
+        const [record] = server.requests();
+        expect(record).toMatchObject({ method: 'GET', status: 414, code: 'uri_too_long', key: null });
+        expect(record!.path).toBe(`${new URL(baseUrl).pathname}/pets${query}`.slice(0, 100) + '…');
+        // At the limit itself the request is served.
+        const start = new URL(`${baseUrl}/pets?status=available&filler=`);
+        const fits = `/pets${start.search}${'a'.repeat(8_000 - start.pathname.length - start.search.length)}`;
+        expect((await send(fits)).status).toBe(200);
+      });
+
       it('a trailing slash reaches the same route', async () => {
         expect((await send('/pets/')).status).toBe(200);
       });

@@ -117,6 +117,17 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'headers_too_large', status: 431 });
   });
 
+  it('a request line past node:http\'s header limit answers 414 uri_too_long, as a shorter one over 8,000 characters does, and large headers still 431', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const text = await raw(running.url, `GET /v1/pets?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`);
+    const [head, body] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 414/);
+    expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+    expect(JSON.parse(body!)).toMatchObject({ code: 'uri_too_long', status: 414 });
+    const headers = await raw(running.url, `GET /v1/pets?x=${'a'.repeat(7_000)} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(headers).toMatch(/^HTTP\/1\.1 431/);
+  });
+
   it('an Expect other than 100-continue is answered as in-process, not with node:http\'s bare 417', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nExpect: something\r\nConnection: close\r\n\r\n`);
