@@ -61,10 +61,6 @@ export class RateLimiter {
     private readonly banDurationMs: number,
   ) {}
 
-  reset(): void {
-    this.#keys.clear();
-  }
-
   /**
    * The clock was set back by `ms`: each announced `Retry-After` window keeps what was left of it.
    * Its end on the old clock would lie minutes ahead on the new one, and a key that waited as told

@@ -29,7 +29,11 @@ export interface ReferenceServer {
    * `signal` aborts.
    */
   fetch(request: Request): Promise<Response>;
-  /** Restores the seed pets and forgets every rate-limit window, ban, counter and recorded request. The clock stays where it is. */
+  /**
+   * Restores the seed pets and forgets every rate-limit window, ban, counter and recorded request.
+   * The clock stays where it is. Requests still in flight are answered as the server stood when
+   * they arrived; nothing of them reaches the fresh state.
+   */
   reset(): void;
   /** The store's size and per-key counters, for tests that check a client's manners. */
   inspect(): ServerInspection;
@@ -130,6 +134,18 @@ function constantTimeEqual(a: string, b: string): boolean {
 }
 
 /**
+ * What a reset replaces: the pets, the rate-limit state and the journal. A request acts on, and
+ * is recorded in, the generation it arrived in, so a reset wins over the requests still in flight
+ * (a body still arriving, an injected latency): they are answered as the server stood when they
+ * arrived, and nothing of them reaches the fresh state.
+ */
+interface Generation {
+  store: PetStore;
+  limiter: RateLimiter;
+  journal: Journal;
+}
+
+/**
  * Creates an in-memory reference server: the whole Animal Store API behind one
  * `fetch(Request): Promise<Response>`, with no Node-only imports, so it runs in Node, in a
  * browser and inside msw alike.
@@ -152,10 +168,14 @@ export function createReferenceServer(options: ReferenceServerOptions = {}): Ref
 /** The in-memory server, without `fetch`: options resolved, state, routing, limits and faults. Internal. */
 export function createServerCore(options: ReferenceServerOptions = {}): ServerCore {
   const config = resolveServerOptions(options);
-  const store = new PetStore(config.pets);
-  const limiter = new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs);
+  const generation = (): Generation => ({
+    store: new PetStore(config.pets),
+    limiter: new RateLimiter(config.apiKeys, config.banThreshold, config.banDurationMs),
+    journal: new Journal(),
+  });
+  /** The generation new requests arrive in; `reset()` starts the next. */
+  let current = generation();
   const planFault = createFaultPlanner(config.faults);
-  const journal = new Journal();
   const keys = [...config.apiKeys.keys()];
   /** Each key's label, made once: what logs, the journal and `/_admin/keys` show instead of the key. */
   const labelOf = (key: string) => labels.get(key) ?? keyLabel(key);
@@ -184,7 +204,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   let lastNow = -Infinity;
   const now = () => {
     const read = config.now();
-    if (read < lastNow) limiter.clockSetBack(lastNow - read);
+    if (read < lastNow) current.limiter.clockSetBack(lastNow - read);
     lastNow = read;
     return read + offset;
   };
@@ -232,7 +252,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     let next = Infinity;
     const over: { key: string; until: number }[] = [];
     for (const key of banned) {
-      const until = limiter.banEnd(key) ?? at;
+      const until = current.limiter.banEnd(key) ?? at;
       if (until <= at) {
         banned.delete(key);
         over.push({ key, until });
@@ -269,7 +289,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
    * Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs).
    * `method` is upper-case, with HEAD already dispatched as GET.
    */
-  function handle(request: Incoming, method: string, exchange: Exchange): Reply | Promise<Reply> {
+  function handle(request: Incoming, method: string, exchange: Exchange, { store, limiter }: Generation): Reply | Promise<Reply> {
     const at = exchange.at;
     const pathname = request.url.pathname;
     const admin = adminPath(pathname);
@@ -364,14 +384,14 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   }
 
   /** Answers a request, HEAD dispatched as GET (its body is dropped in `close`, with every other answer's). */
-  function answer(request: Incoming, exchange: Exchange): Reply | Promise<Reply> {
+  function answer(request: Incoming, exchange: Exchange, generation: Generation): Reply | Promise<Reply> {
     const method = request.method.toUpperCase();
     // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
     // a valid Error record rather than a thrown exception.
     const failed = () => error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange);
+      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange, generation);
     } catch {
       return failed();
     }
@@ -389,22 +409,23 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
   }
 
-  /** Whether a request is recorded in the journal: all but those to a served admin API. */
-  const journaled = (request: Incoming | undefined) => !(request && config.admin && adminPath(request.url.pathname) !== undefined);
+  /** The journal a request arriving now is recorded in: none for a served admin API. */
+  const journalFor = (request: Incoming | undefined) =>
+    request && config.admin && adminPath(request.url.pathname) !== undefined ? undefined : current.journal;
 
   /** Refuses a request before it is served (see {@link ServerCore.refuse}): nothing is counted, no fault drawn. */
   function refuse(status: number, code: ErrorCode, message: string, request?: Incoming): Reply {
     const exchange = open(request);
-    return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, journaled(request));
+    return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, journalFor(request));
   }
 
   /**
    * Ends an exchange: every answer, faults and safety nets included, carries `Date` from the
-   * server's clock and its `X-Request-Id`, and is recorded (admin requests excepted). The one place
+   * server's clock and its `X-Request-Id`, and is recorded in `journal` (none for admin requests). The one place
    * a HEAD answer loses its body (RFC 9110 9.3.2), so an injected 503 or a safety net's 500 does too;
    * with no body, a truncate fault has nothing to cut, and the answer goes out (and is logged) whole.
    */
-  function close(reply: Reply, exchange: Exchange, record: boolean): Reply {
+  function close(reply: Reply, exchange: Exchange, journal: Journal | undefined): Reply {
     if (exchange.method.toUpperCase() === 'HEAD') {
       reply.body = null;
       delete reply.truncated;
@@ -414,7 +435,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     exchange.status = reply.dropped ? 0 : reply.status;
     exchange.code = reply.code;
     reply.exchange = exchange;
-    if (record) journal.add(exchange);
+    journal?.add(exchange);
     return reply;
   }
 
@@ -423,30 +444,31 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const { pathname, search } = request.url;
     if (pathname.length + search.length > MAX_TARGET_LENGTH) return refuse(...TARGET_TOO_LONG, request);
     const exchange = open(request);
-    const record = journaled(request);
-    const fault = request.method === 'OPTIONS' || !record || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
+    const generation = current;
+    const journal = journalFor(request);
+    const fault = request.method === 'OPTIONS' || !journal || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
     if (!fault) {
-      const reply = answer(request, exchange);
-      return reply instanceof Promise ? reply.then((r) => close(r, exchange, record)) : close(reply, exchange, record);
+      const reply = answer(request, exchange, generation);
+      return reply instanceof Promise ? reply.then((r) => close(r, exchange, journal)) : close(reply, exchange, journal);
     }
     exchange.fault = fault.kind;
-    return faulty(request, fault, exchange).then((r) => close(r, exchange, record));
+    return faulty(request, fault, exchange, generation).then((r) => close(r, exchange, journal));
   }
 
-  async function faulty(request: Incoming, fault: FaultPlan, exchange: Exchange): Promise<Reply> {
+  async function faulty(request: Incoming, fault: FaultPlan, exchange: Exchange, generation: Generation): Promise<Reply> {
     switch (fault.kind) {
       case 'latency':
         await delay(fault.latencyMs, request.signal);
-        return answer(request, exchange);
+        return answer(request, exchange, generation);
       case 'error':
         // Before the request is acted on, so no counter moves: the headers of an untouched minute,
         // as a forced 503 has, since every answer carries the rate-limit headers (spec, section 8).
         return limited(error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.'), anonymous(exchange.at), exchange.at);
       case 'drop':
-        if (fault.afterHandling) await answer(request, exchange);
+        if (fault.afterHandling) await answer(request, exchange, generation);
         return { status: 0, headers: {}, body: null, dropped: true };
       case 'truncate':
-        return { ...(await answer(request, exchange)), truncated: true };
+        return { ...(await answer(request, exchange, generation)), truncated: true };
     }
   }
 
@@ -462,7 +484,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     set(date) {
       const before = offset;
       offset = toInstant(date) - config.now();
-      if (offset < before) limiter.clockSetBack(before - offset);
+      if (offset < before) current.limiter.clockSetBack(before - offset);
       endBans();
     },
   };
@@ -471,20 +493,18 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     serve,
     refuse,
     reset() {
-      store.reset(config.pets);
-      limiter.reset();
+      current = generation();
       planFault.reset();
-      journal.clear();
-      // Every ban is over now (the limiter forgot them): onBan is told so, as when one runs out.
+      // Every ban is over now (the new limiter knows none): onBan is told so, as when one runs out.
       endBans();
     },
     inspect() {
-      return { petCount: store.size, keys: limiter.stats() };
+      return { petCount: current.store.size, keys: current.limiter.stats() };
     },
     /** What `GET /_admin/keys` lists: each key's counters under its label (`my-k…#2` for a second key with the same label). */
     keys() {
       const byLabel: Record<string, KeyStats> = {};
-      for (const [key, stats] of Object.entries(limiter.stats())) {
+      for (const [key, stats] of Object.entries(current.limiter.stats())) {
         let label = labelOf(key);
         for (let n = 2; Object.hasOwn(byLabel, label); n++) label = `${labelOf(key)}#${n}`;
         byLabel[label] = stats;
@@ -492,8 +512,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       return byLabel;
     },
     clock,
-    requests: () => journal.list(),
-    clearRequests: () => journal.clear(),
+    requests: () => current.journal.list(),
+    clearRequests: () => current.journal.clear(),
   };
   return core;
 }

@@ -13,16 +13,8 @@ export class PetStore {
   #byStatus = new Map<PetStatus, string[]>();
   #nextId = 1;
 
+  /** A store holding `seed` (sorted by id), its ids continuing after the largest. */
   constructor(seed: readonly Pet[] = []) {
-    this.reset(seed);
-  }
-
-  /** Replaces the contents with `seed` (sorted by id) and restarts ids after the largest. */
-  reset(seed: readonly Pet[]): void {
-    this.#byId.clear();
-    this.#all = [];
-    this.#byStatus.clear();
-    this.#nextId = 1;
     for (const pet of seed) this.#insert(Object.freeze({ ...pet }));
   }
 

@@ -516,6 +516,27 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect((await (await post({ name: 'Again', categoryId: 1 })).json()).id).toBe(31);
       });
 
+      it('a reset while a createPet body is still arriving wins: the pet never reaches the fresh store, nor the request its journal (before: the pet from before the reset was stored after it)', async () => {
+        const encoder = new TextEncoder();
+        let stream!: ReadableStreamDefaultController<Uint8Array>;
+        const body = new ReadableStream<Uint8Array>({ start: (controller) => void (stream = controller) });
+        stream.enqueue(encoder.encode('{"name":"Stray",'));
+        const answer = post('', { body, duplex: 'half' } as RequestInit);
+        // The request has arrived once its key is counted; its body has not ended yet.
+        await expect.poll(() => server.inspect().keys[KEYS.pro]?.requests).toBe(1);
+        server.reset();
+        stream.enqueue(encoder.encode('"categoryId":1}'));
+        stream.close();
+        // Answered as the server stood when the request arrived: the pet was made there, and went with the reset.
+        const response = await answer;
+        expect(response.status).toBe(201);
+        expect(server.inspect().petCount).toBe(30);
+        const pets: { name: string }[] = await (await send('/pets?limit=100')).json();
+        expect(pets.map((pet) => pet.name)).not.toContain('Stray');
+        expect(server.requests().map(({ method, path }) => `${method} ${path}`)).toEqual([`GET ${new URL(baseUrl).pathname}/pets?limit=100`]);
+        expect((await (await post({ name: 'Fresh', categoryId: 1 })).json()).id).toBe(31);
+      });
+
       it('seed records keep their ids and new pets continue after the largest', async () => {
         await start({ pets: [{ id: 10, name: 'Ten', categoryId: 1 }, { name: 'Auto', categoryId: 2, status: 'sold' }] });
         expect(await (await send('/pets')).json()).toEqual([

@@ -194,6 +194,25 @@ describe('server.fetch as every runtime calls it', () => {
     expect(api.inspect().petCount).toBe(0);
   });
 
+  it('a reset during an injected latency wins: the request is answered as the server stood when it arrived, and nothing of it reaches the fresh state', async () => {
+    vi.useFakeTimers();
+    const api = createReferenceServer({ apiKeys: { k: 'pro' }, pets: 2, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 } });
+    const pending = api.fetch(
+      new Request('http://localhost/v1/pets', {
+        method: 'POST',
+        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Stray', categoryId: 1 }),
+      }),
+    );
+    api.reset();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await pending).status).toBe(201);
+    // Before: the request was acted on after the reset, so the fresh store held its pet and the
+    // fresh counters and journal the request.
+    expect(api.inspect()).toEqual({ petCount: 2, keys: {} });
+    expect(api.requests()).toEqual([]);
+  });
+
   it('an abort while the server waits on a body that never ends rejects at once with the reason', async () => {
     const api = createReferenceServer({ apiKeys: { k: 'pro' } });
     const controller = new AbortController();
