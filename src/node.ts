@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse }
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
-import { MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type Incoming, type Reply } from './server/http.js';
+import { BrokenBody, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
@@ -77,8 +77,16 @@ function targetUri(target: string, origin: string): URL {
   throw new TypeError(`Unsupported request target scheme ${url.protocol}`);
 }
 
+/** How a request's body is watched for what node:http finds wrong with it after the request began. */
+interface BodyWatch {
+  /** Set when node:http could not parse the rest of the body: what reading it rejects with. */
+  broken?: BrokenBody;
+  /** Rejects the body's reading, once it has begun. */
+  cut?: (reason: BrokenBody) => void;
+}
+
 /** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
-function incoming(req: IncomingMessage, origin: string): Incoming {
+function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incoming {
   const method = req.method ?? 'GET';
   const raw = req.rawHeaders;
   // From the raw headers, duplicates joined as `Headers#get` joins them: req.headers would keep
@@ -104,7 +112,11 @@ function incoming(req: IncomingMessage, origin: string): Incoming {
         ? null
         : () => {
             const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
-            return { read: () => chunks.next(), cancel: () => chunks.return?.() };
+            // A body node:http stops parsing just waits for more: the reading is cut instead.
+            const cut = new Promise<never>((_, reject) => (watch.cut = reject));
+            cut.catch(() => {});
+            if (watch.broken) watch.cut!(watch.broken);
+            return { read: () => Promise.race([chunks.next(), cut]), cancel: () => chunks.return?.() };
           },
   };
 }
@@ -143,28 +155,30 @@ function serialize(reply: Reply): string {
   return `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? ''}\r\n${head}\r\n${body}`;
 }
 
-/** The log entry of a reply the server recorded; `whole` says whether it went out uncut. */
-function logEntry(reply: Reply, whole: boolean, durationMs: number): RequestLogEntry | undefined {
+/** The log entry of a reply the server recorded: what its exchange says, as the journal does. */
+function logEntry(reply: Reply, durationMs: number): RequestLogEntry | undefined {
   const { exchange } = reply;
   if (!exchange) return undefined;
   const entry: RequestLogEntry = {
     time: new Date(exchange.at).toISOString(),
     method: exchange.method,
     path: exchange.path,
-    status: whole || reply.truncated ? exchange.status : 0,
+    status: exchange.status,
     requestId: exchange.requestId,
     durationMs,
   };
   if (exchange.code !== undefined) entry.code = exchange.code;
   if (exchange.key !== null) entry.key = exchange.key;
-  if (reply.truncated) entry.truncated = true;
+  if (reply.truncated && exchange.status !== 0) entry.truncated = true;
   return entry;
 }
 
-/** Writes a reply; says whether it went out whole (a drop, a truncation or a gone client cut it). */
+/**
+ * Writes a reply; says whether its status went out. A drop, or a client already gone, stops it;
+ * an injected truncation cuts only the body.
+ */
 function send(res: ServerResponse, reply: Reply): boolean {
-  if (res.destroyed) return false;
-  if (reply.dropped) {
+  if (res.destroyed || reply.dropped) {
     res.destroy();
     return false;
   }
@@ -182,7 +196,32 @@ function send(res: ServerResponse, reply: Reply): boolean {
   }
   // An injected truncation: half the body, then the connection is cut, as a real fault would.
   res.write(truncatedBody(reply.body), () => res.destroy());
-  return false;
+  return true;
+}
+
+/**
+ * The status, code and message of the answer to what node:http could not parse (`err.code`):
+ * in a body already begun (`inBody`), or where a request should begin.
+ */
+function unparsed(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, inBody: boolean): readonly [number, ErrorCode, string] {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
+  if (inBody) {
+    return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    return longTarget(err.rawPacket) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
+  }
+  return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'];
+}
+
+/**
+ * A request on a connection while what node:http cannot parse after it may be its own: its answer
+ * is still to come, or its body had not all arrived when it was answered.
+ */
+interface Open {
+  req: IncomingMessage;
+  res: ServerResponse;
+  watch: BodyWatch;
 }
 
 /**
@@ -202,9 +241,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   const core = createServerCore(serverOptions);
   const { serve, refuse } = core;
   let origin = '';
+  /** Each connection's last request, while what node:http cannot parse after it may be its own (see {@link Open}). */
+  const open = new WeakMap<Socket, Open>();
   /** Tells `onRequest` of an answer; a listener that throws is reported, as the client's are, and the server serves on. */
-  const record = (reply: Reply, whole: boolean, durationMs: number) => {
-    const entry = onRequest && logEntry(reply, whole, durationMs);
+  const record = (reply: Reply, durationMs: number) => {
+    const entry = onRequest && logEntry(reply, durationMs);
     if (!entry) return;
     try {
       onRequest(entry);
@@ -214,16 +255,27 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
-    const log = (reply: Reply, whole: boolean) => record(reply, whole, performance.now() - started);
+    /** Logs an answer; one whose status never went out reached nobody, and the journal says so too. */
+    const log = (reply: Reply, sent: boolean) => {
+      if (!sent) core.undelivered(reply);
+      record(reply, performance.now() - started);
+    };
+    const watch: BodyWatch = {};
     let reply: Reply | Promise<Reply>;
     try {
+      const request = incoming(req, origin, watch);
       const problem = hostProblem(req);
-      reply = problem ? refuse(400, 'bad_request', problem) : serve(incoming(req, origin));
+      reply = problem ? refuse(400, 'bad_request', problem, request) : serve(request);
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
-    if (!(reply instanceof Promise)) return void log(reply, send(res, reply));
+    if (!(reply instanceof Promise)) {
+      log(reply, send(res, reply));
+      if (!req.complete) open.set(req.socket, { req, res, watch });
+      return;
+    }
+    open.set(req.socket, { req, res, watch });
     void reply.then(
       (ready) => log(ready, send(res, ready)),
       () => {
@@ -242,23 +294,31 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   http.on('checkExpectation', handle);
   /** Answers on a bare socket, for what never became a request, and closes the connection. */
   const answerSocket = (socket: Duplex, reply: Reply) => {
+    if (!socket.writable) return void socket.destroy();
     socket.end(serialize(reply));
-    record(reply, true, 0);
+    record(reply, 0);
   };
-  // What node:http cannot parse (an unknown or lower-case method, oversized headers) never becomes
-  // a request; answer it as the server answers everything, not with node's bare 400.
+  // What node:http cannot parse (an unknown or lower-case method, oversized headers, a broken
+  // body) gets an answer as the server answers everything, not node's bare 400, and only one: the
+  // request whose body broke is answered as itself, and what follows a request still being
+  // answered is answered after it, in order.
   http.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-    answerSocket(
-      socket,
-      err.code === 'HPE_HEADER_OVERFLOW'
-        ? longTarget(err.rawPacket)
-          ? refuse(...TARGET_TOO_LONG)
-          : refuse(431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.')
-        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? refuse(408, 'request_timeout', 'The request took too long to arrive. Send it again.')
-          : refuse(400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'),
-    );
+    // node:http parses nothing more on this connection: it closes after the answers below.
+    socket.pause();
+    const last = open.get(socket);
+    open.delete(socket);
+    const pending = last !== undefined && !last.res.writableEnded && !last.res.destroyed;
+    if (last && !last.req.complete) {
+      // The body of the request on this connection broke: no new request began.
+      if (!pending) return void socket.destroy();
+      if (!last.res.headersSent) last.res.setHeader('Connection', 'close');
+      last.watch.broken = new BrokenBody(...unparsed(err, true));
+      return void last.watch.cut?.(last.watch.broken);
+    }
+    const refusal = () => answerSocket(socket, refuse(...unparsed(err, false)));
+    if (pending) last.res.once('close', refusal);
+    else refusal();
   });
   // CONNECT never reaches the request handler either: node hands over the socket, and without
   // this listener closes it unanswered. The socket is ours now, its errors included.

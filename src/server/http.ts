@@ -47,7 +47,11 @@ export interface Incoming {
   signal?: AbortSignal;
 }
 
-/** Reads a body chunk by chunk; `ReadableStreamDefaultReader` and Node's stream iterators fit. */
+/**
+ * Reads a body chunk by chunk; `ReadableStreamDefaultReader` and Node's stream iterators fit.
+ * `read()` rejects when the body cannot be read to its end: with a {@link BrokenBody} when the
+ * transport knows what to answer, with anything else for a generic 400.
+ */
 export interface ChunkReader {
   read(): Promise<{ done?: boolean | undefined; value?: Uint8Array | undefined }>;
   cancel(): unknown;
@@ -70,6 +74,17 @@ export interface Reply {
   code?: ErrorCode;
   /** The exchange this reply ends, once the server has recorded it. */
   exchange?: Exchange;
+}
+
+/** Why a body could not be read to its end, as the transport knows it, with the answer it calls for. */
+export class BrokenBody extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A JSON reply with the CORS headers every answer carries. */
@@ -188,12 +203,22 @@ async function readText(request: Incoming): Promise<{ text: string } | { error: 
       }
       chunks.push(value);
     }
-    const bytes = new Uint8Array(total);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
+  } catch (cause) {
+    // The body broke off (its connection, its framing, its stream): nothing about its text is known.
+    return {
+      error:
+        cause instanceof BrokenBody
+          ? error(cause.status, cause.code, cause.message)
+          : error(400, 'bad_request', 'The request body could not be read to its end. Send the whole body.'),
+    };
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
     return { error: error(400, 'invalid_body', 'The request body could not be read as UTF-8 text. Send UTF-8 encoded JSON.') };
@@ -211,17 +236,30 @@ export async function readJson(request: Incoming, hint: string): Promise<{ body:
   }
 }
 
+/** `promise`, or a rejection with the signal's reason as soon as it aborts, whichever comes first. */
+export function orAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /**
  * The {@link Incoming} view of a web `Request`. The body is read with `arrayBuffer()`, never
- * through `request.body`: Firefox's `Request` has no `body` property at all.
+ * through `request.body`: Firefox's `Request` has no `body` property at all. Its reading stops
+ * when the request's signal aborts, as a connection's would when its client goes away.
  */
 export function fromRequest(request: Request): Incoming {
   const method = request.method.toUpperCase();
+  const { signal } = request;
   return {
     method: request.method,
     url: new URL(request.url),
     header: (name) => request.headers.get(name),
-    signal: request.signal,
+    signal,
     body:
       method === 'GET' || method === 'HEAD'
         ? null
@@ -231,7 +269,7 @@ export function fromRequest(request: Request): Incoming {
               read: async () => {
                 if (read) return { done: true };
                 read = true;
-                return { value: new Uint8Array(await request.arrayBuffer()) };
+                return { value: new Uint8Array(await orAbort(request.arrayBuffer(), signal)) };
               },
               cancel: () => {},
             };

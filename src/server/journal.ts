@@ -10,16 +10,20 @@ import type { FaultKind } from './faults.js';
 export interface RequestRecord {
   /** When it arrived, on the server's clock (ISO 8601). */
   time: string;
-  /** The method as sent. */
+  /** The method as sent; `?` for what never became a request (HTTP node:http could not parse). */
   method: string;
   /**
    * Path and query string; an API key in them (a configured one, or whatever `Authorization`
-   * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`.
+   * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`;
+   * `?` for what never became a request.
    */
   path: string;
-  /** The status answered, or 0 when an injected fault dropped the connection. */
+  /**
+   * The status answered, or 0 when no answer reached the client: an injected fault dropped the
+   * connection, or the client went away first (a connection reset, a `signal` aborted in-process).
+   */
   status: number;
-  /** The Error record's `code`, for error answers. */
+  /** The Error record's `code`, for error answers that reached the client. */
   code: string | undefined;
   /** The `X-Request-Id` the answer carried. */
   requestId: string;

@@ -6,7 +6,7 @@ import { reportListenerError } from '../runtime.js';
 import { redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
-import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { empty, error, fromRequest, MAX_TARGET_LENGTH, orAbort, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
 import { MAX_TIMER_MS, PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -106,7 +106,15 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
    * one to show (`?` otherwise).
    */
   refuse(status: number, code: ErrorCode, message: string, request?: Incoming): Reply;
+  /**
+   * Records that a reply never reached its client (it went away first): its exchange, in the
+   * journal and the log, shows status 0 and no code, as a dropped connection does.
+   */
+  undelivered(reply: Reply): void;
 }
+
+/** A reply that is no answer: the connection is cut. */
+const cut = (): Reply => ({ status: 0, headers: {}, body: null, dropped: true });
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -458,7 +466,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   async function faulty(request: Incoming, fault: FaultPlan, exchange: Exchange, generation: Generation): Promise<Reply> {
     switch (fault.kind) {
       case 'latency':
-        await delay(fault.latencyMs, request.signal);
+        try {
+          await delay(fault.latencyMs, request.signal);
+        } catch {
+          // The caller gave up while the answer was held: nothing is acted on, and nobody is answered.
+          return cut();
+        }
         return answer(request, exchange, generation);
       case 'error':
         // Before the request is acted on, so no counter moves: the headers of an untouched minute,
@@ -466,7 +479,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         return limited(error(503, 'service_unavailable', 'Injected fault: the service is unavailable. Retry later.'), anonymous(exchange.at), exchange.at);
       case 'drop':
         if (fault.afterHandling) await answer(request, exchange, generation);
-        return { status: 0, headers: {}, body: null, dropped: true };
+        return cut();
       case 'truncate':
         return { ...(await answer(request, exchange, generation)), truncated: true };
     }
@@ -492,6 +505,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const core: ServerCore & { keys(): Record<string, KeyStats> } = {
     serve,
     refuse,
+    undelivered({ exchange }) {
+      if (!exchange) return;
+      exchange.status = 0;
+      exchange.code = undefined;
+    },
     reset() {
       current = generation();
       planFault.reset();
@@ -529,15 +547,9 @@ export function withFetch(core: ServerCore): ReferenceServer {
       signal?.throwIfAborted();
       const reply = serve(fromRequest(request));
       if (!(reply instanceof Promise)) return toResponse(reply);
-      if (!signal) return toResponse(await reply);
-      return new Promise((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        reply
-          .then((ready) => resolve(toResponse(ready)))
-          .catch(reject)
-          .finally(() => signal.removeEventListener('abort', onAbort));
-      });
+      // An answer that comes after the caller gave up reaches nobody, and the journal says so.
+      if (signal) reply.then((ready) => signal.aborted && core.undelivered(ready), () => {});
+      return toResponse(await orAbort(reply, signal));
     },
     reset: () => core.reset(),
     inspect: () => core.inspect(),

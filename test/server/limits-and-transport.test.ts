@@ -2,7 +2,7 @@
 // Date header, the IETF headers) and its fetch as every runtime calls it (Firefox's Request,
 // aborted requests).
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
+import { createReferenceServer, type ReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
 
 /** 2026-06-01T00:00:10.500Z: half a second off the second, where rounding shows. */
 const START = Date.UTC(2026, 5, 1, 0, 0, 10, 500);
@@ -140,6 +140,18 @@ describe('rate limits on the wire', () => {
 });
 
 describe('server.fetch as every runtime calls it', () => {
+  /** A createPet whose body begins and never ends, sent with `signal`. */
+  const postEndless = (api: ReferenceServer, signal: AbortSignal) =>
+    api.fetch(
+      new Request('http://localhost/v1/pets', {
+        method: 'POST',
+        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+        body: new ReadableStream<Uint8Array>({ start: (stream) => stream.enqueue(new TextEncoder().encode('{"name":')) }),
+        duplex: 'half',
+        signal,
+      } as RequestInit),
+    );
+
   it('reads a POST body from a Request that has no body property, as in Firefox', async () => {
     const api = createReferenceServer({ apiKeys: { k: 'pro' } });
     const real = new Request('http://localhost/v1/pets', {
@@ -194,6 +206,26 @@ describe('server.fetch as every runtime calls it', () => {
     expect(api.inspect().petCount).toBe(0);
   });
 
+  it('a request aborted before its answer is journalled once, with status 0: no answer reached the caller (before: not at all, or as answered)', async () => {
+    vi.useFakeTimers();
+    const api = createReferenceServer({ apiKeys: { k: 'pro' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 } });
+    const held = new AbortController();
+    const pending = api.fetch(new Request('http://localhost/v1/pets', { headers: { Authorization: 'Bearer k' }, signal: held.signal }));
+    held.abort(new Error('gave up'));
+    await expect(pending).rejects.toThrow('gave up');
+    await vi.advanceTimersByTimeAsync(1_000);
+    const plain = createReferenceServer({ apiKeys: { k: 'pro' } });
+    const waiting = new AbortController();
+    const reading = postEndless(plain, waiting.signal);
+    waiting.abort(new Error('stopped waiting'));
+    await expect(reading).rejects.toThrow('stopped waiting');
+    await vi.advanceTimersByTimeAsync(0);
+    for (const server of [api, plain]) {
+      expect(server.requests()).toEqual([expect.objectContaining({ path: '/v1/pets', status: 0, code: undefined })]);
+    }
+    expect(api.requests()[0]!.fault).toBe('latency');
+  });
+
   it('a reset during an injected latency wins: the request is answered as the server stood when it arrived, and nothing of it reaches the fresh state', async () => {
     vi.useFakeTimers();
     const api = createReferenceServer({ apiKeys: { k: 'pro' }, pets: 2, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 } });
@@ -216,20 +248,7 @@ describe('server.fetch as every runtime calls it', () => {
   it('an abort while the server waits on a body that never ends rejects at once with the reason', async () => {
     const api = createReferenceServer({ apiKeys: { k: 'pro' } });
     const controller = new AbortController();
-    const endless = new ReadableStream<Uint8Array>({
-      start(stream) {
-        stream.enqueue(new TextEncoder().encode('{"name":'));
-      },
-    });
-    const pending = api.fetch(
-      new Request('http://localhost/v1/pets', {
-        method: 'POST',
-        headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
-        body: endless,
-        duplex: 'half',
-        signal: controller.signal,
-      } as RequestInit),
-    );
+    const pending = postEndless(api, controller.signal);
     controller.abort(new Error('stopped waiting'));
     await expect(pending).rejects.toThrow('stopped waiting');
     expect(api.inspect().petCount).toBe(0);

@@ -313,6 +313,71 @@ describe('startReferenceServer', () => {
     expect(log[0]).toMatchObject({ method: '?', status: 400, code: 'bad_request', requestId: id });
   });
 
+  describe('the journal and the log tell each request once, as it happened', () => {
+    const head = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n`;
+    /** What the journal and the log say of each request: the same entries, in order. */
+    const told = async (log: RequestLogEntry[], count: number) => {
+      await expect.poll(() => log.length).toBe(count);
+      const journal = running!.server.requests().map(({ method, path, status, code, requestId }) => ({ method, path, status, code, requestId }));
+      expect(log.map(({ method, path, status, code, requestId }) => ({ method, path, status, code, requestId }))).toEqual(journal);
+      return journal;
+    };
+
+    it('a body that breaks off because the client reset the connection: status 0, no code, since no answer reached it (before: 400 invalid_body, an answer nobody got)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const { port } = new URL(running.url);
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${head}Content-Length: 100\r\n\r\n{"name":"ha`));
+      socket.on('error', () => {});
+      await expect.poll(() => running!.server.inspect().keys.k?.requests).toBe(1);
+      socket.resetAndDestroy();
+      expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status: 0, code: undefined, requestId: expect.any(String) }]);
+      expect(running.server.inspect().petCount).toBe(0);
+    });
+
+    it.each([
+      ['its chunked framing breaks', `${head}Transfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`],
+      ['the client ends it before its Content-Length', `${head}Content-Length: 100\r\n\r\n{"name":"ha`],
+    ])('a body where %s is answered as that request, once: 400 bad_request with the request id the client got (before: also a "? ?" entry, and 400 invalid_body for an answer never sent)', async (_, text) => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const answer = await raw(running.url, text);
+      expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      const [top, body] = answer.split('\r\n\r\n');
+      expect(top).toMatch(/^HTTP\/1\.1 400/);
+      expect(top).toMatch(/^x-ratelimit-remaining: 59\r?$/im);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('body') });
+      const requestId = /^x-request-id: (\S+)\r?$/im.exec(top!)?.[1];
+      expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status: 400, code: 'bad_request', requestId }]);
+      expect(running.server.inspect().petCount).toBe(0);
+    });
+
+    it('a broken body after its request was answered gets no second answer (before: a "? ?" 400 after the 405)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const answer = await raw(running.url, `POST /v1/store/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`);
+      expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 405']);
+      expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/store/orders', status: 405, code: 'method_not_allowed', requestId: expect.any(String) }]);
+    });
+
+    it('what node:http cannot parse after a request still being answered is answered after it, in order (before: its 400 came first, read as the answer to the POST)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      const answer = await raw(running.url, `${head}Content-Length: ${body.length}\r\n\r\n${body}GARBAGE\r\n\r\n`);
+      expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 201', 'HTTP/1.1 400']);
+      expect((await told(log, 2)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', '? 400']);
+    });
+
+    it('requests refused for their Host lines are journalled with their method and path (before: "? ?")', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      await raw(running.url, `GET /v1/pets?limit=2 HTTP/1.1\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+      await raw(running.url, `DELETE /v1/pets HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n`);
+      expect((await told(log, 2)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET /v1/pets?limit=2 400', 'DELETE /v1/pets 400']);
+    });
+  });
+
   it('close() stops listening', async () => {
     const server = await startReferenceServer();
     await server.close();
