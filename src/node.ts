@@ -208,6 +208,9 @@ function unparsed(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, inBody: b
   if (inBody) {
     return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
   }
+  if (err.code === 'HPE_INVALID_METHOD') {
+    return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
+  }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     return longTarget(err.rawPacket) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
   }

@@ -98,6 +98,17 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
   });
 
+  it('a method node:http cannot parse (unknown, or not in upper case) gets a 400 that says the method is the problem, with the rate-limit headers', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    for (const method of ['FOO', 'patch', 'Post']) {
+      const [head, body] = (await raw(running.url, `${method} /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`)).split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+      expect(head).toMatch(/^x-ratelimit-limit: 60\r?$/im);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('method') });
+      expect(JSON.parse(body!).message).toContain('GET, POST, HEAD and OPTIONS');
+    }
+  });
+
   it('CONNECT, which node:http never hands to the request handler, gets an Error record instead of a closed connection', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const target of ['petstore.test:443', '/v1/pets']) {
