@@ -395,9 +395,9 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
 }
 
 /**
- * A clock's offset from Redis' (`kept`), given one more `measured` from a reply. Each measure is
- * late by the reply's trip and the event loop's lag, never early: keep the smallest, let it rise by
- * a millisecond a reply so it follows the clock if it steps.
+ * `performance.now()`'s offset from Redis' clock (`kept`), given one more `measured` from a reply.
+ * Each measure is late by the reply's trip and the event loop's lag, never early: keep the
+ * smallest, let it rise by a millisecond a reply so it follows Redis' clock if that steps back.
  */
 const measure = (kept: number | undefined, measured: number) => (kept === undefined ? measured : Math.min(measured, kept + 1));
 
@@ -408,7 +408,14 @@ type Scripts = Record<'acquire' | 'release' | 'observe', (keys: string[], args: 
 /** A state's epoch and `seq` ({@link STATE}). */
 type Seen = readonly [epoch: number, seq: number];
 
-/** The coordinator of one key on Redis, with its in-process fallback. */
+/**
+ * The coordinator of one key on Redis, with its in-process fallback. Its own times (when Redis
+ * failed, when the state was found lost, when a slot's lease ends, when the window its peers were
+ * counted in ends) are kept on `performance.now()`, which does not step: this machine's clock
+ * may step (NTP, a VM resumed, a user), and on `Date.now()` a step back kept the process off
+ * Redis for as long as the step, a step forward made slots in flight look expired. The fallback's
+ * clock ({@link MemoryCoordinator.now}) dates what is shown; Redis' clock decides on Redis.
+ */
 class Shared implements RateLimitCoordinator {
   readonly #keys: { state: string; slots: string; processes: string; channel: string };
   /** This process's id among those sharing the key. */
@@ -416,24 +423,24 @@ class Shared implements RateLimitCoordinator {
   /**
    * What Redis last said of the processes sharing the key (a decision's reply, or a slot granted
    * or released anywhere, on pub/sub): how many, and the slots they held in the window known
-   * then, which ends at `until` (this machine's clock).
+   * then, which ends at `until` (on `performance.now()`).
    */
   #peers: { processes: number; inFlight: number; until: number } | undefined;
   readonly #fallback = new MemoryCoordinator();
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
   #snapshot: RateLimitState | undefined;
-  /** When Redis last failed (this machine's clock), or 0 while it answers. */
-  #failedAt = 0;
-  /** When this process last found that Redis lost the key's state ({@link Shared.#lost}); 0: never. */
-  #lostAt = 0;
+  /** When Redis last failed (on `performance.now()`), or `undefined` while it answers. */
+  #failedAt: number | undefined;
+  /** When this process last found that Redis lost the key's state ({@link Shared.#lost}), on `performance.now()`. */
+  #lostAt = -Infinity;
   #subscribed: Promise<void> | undefined;
-  /** This machine's clock minus Redis', measured from replies; `undefined` before any. */
-  #offset: number | undefined;
   /**
-   * `performance.now()` minus Redis' clock, measured as `#offset`: what a command's send time and
-   * deadline on Redis' clock are reckoned from. This machine's clock may step (NTP) between a reply
-   * and the next command; that command, dated minutes off, was taken for one Redis ran late.
+   * `performance.now()` minus Redis' clock, measured from replies ({@link measure}); `undefined`
+   * before any. What a command's send time and deadline on Redis' clock are reckoned from, and the
+   * shared state's times on this machine's. Measured on `Date.now()`, a step of this machine's
+   * clock (NTP) between a reply and the next command dated that command minutes off (taken for one
+   * Redis ran late), and a step forward showed resets minutes in the past.
    */
   #monotonic: number | undefined;
   /** The last shared state the fallback was told, without its time. */
@@ -444,7 +451,7 @@ class Shared implements RateLimitCoordinator {
   #seq = 0;
   /** The epochs of states Redis has lost since this process knew them: what still comes of them is stale. */
   readonly #lostEpochs = new Set<number>();
-  /** The slots this process holds on Redis, by id: when each lease ends (this machine's clock). */
+  /** The slots this process holds on Redis, by id: when each lease ends (on `performance.now()`). */
   readonly #held = new Map<string, number>();
   /** Counts the messages received (states, released slots): a refusal is current while it is unchanged. */
   #generation = 0;
@@ -469,7 +476,7 @@ class Shared implements RateLimitCoordinator {
   ) {
     this.#keys = { state: `${key}:state`, slots: `${key}:slots`, processes: `${key}:processes`, channel };
     this.#fallback.subscribe((state) => {
-      if (this.#failedAt) this.#publish(state);
+      if (this.#failedAt !== undefined) this.#publish(state);
     });
   }
 
@@ -577,7 +584,7 @@ class Shared implements RateLimitCoordinator {
         [state, slots, processes],
         [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel],
       );
-    const hold = () => void this.#held.set(slot, Date.now() + leaseMs);
+    const hold = () => void this.#held.set(slot, performance.now() + leaseMs);
     const release = (unanswered = false) => {
       this.#held.delete(slot);
       void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
@@ -591,8 +598,11 @@ class Shared implements RateLimitCoordinator {
     if (Number.isFinite(processes) && Number.isFinite(inFlight)) {
       // While this process falls back, the count only grows: a Redis restarted empty counts the
       // first process back alone, while the others still fall back.
-      if (this.#failedAt && this.#peers) processes = Math.max(processes, this.#peers.processes);
-      this.#peers = { processes, inFlight, until: this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0 };
+      if (this.#failedAt !== undefined && this.#peers) processes = Math.max(processes, this.#peers.processes);
+      // The fallback's window moves with a step of this machine's clock; what is left of it does not.
+      const now = this.#fallback.now();
+      const resetAt = this.#fallback.getSnapshot()?.resetAt.getTime();
+      this.#peers = { processes, inFlight, until: resetAt === undefined ? -Infinity : performance.now() + resetAt - now };
     }
   }
 
@@ -613,14 +623,14 @@ class Shared implements RateLimitCoordinator {
     // stay within it. Redis, once it answers, hands out the rest.
     const peers = this.#peers;
     const processes = peers?.processes ?? 1;
-    const counted = peers ? processes - 1 + (peers.until > now ? peers.inFlight : 0) : 0;
+    const counted = peers ? processes - 1 + (peers.until > performance.now() ? peers.inFlight : 0) : 0;
     const reserve = Math.max(counted, Math.floor((this.#fallback.getSnapshot()?.limit ?? 0) / 2));
     if (request.throttle && !this.#fallback.blocked(now)) {
       if (this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
       // Redis lost the key's state a moment ago: the counts heard since are short until every
       // process has restored its slots (one that fell back on them sent beside 29 requests in
       // flight, counting 9). Ask Redis again once they have.
-      const lost = this.#lostAt + REJOIN_AFTER_MS - now;
+      const lost = Math.ceil(this.#lostAt + REJOIN_AFTER_MS - performance.now());
       if (lost > 0) return { kind: 'busy', waitMs: lost };
       // The window known has reset: the new one's budget is unknown, and a probe from every
       // process could overspend a limit smaller than their number. Wait for Redis instead.
@@ -660,7 +670,7 @@ class Shared implements RateLimitCoordinator {
     // Falling back, calls do not wait for Redis to record what they met (it is queued for when
     // Redis is back), except a 429: a process that exits at once must not lose it, and Redis may
     // well answer again already. A 429 blocks the calls that would follow anyway.
-    if (this.#failedAt && blockForMs === undefined) return void sent.catch(() => {});
+    if (this.#failedAt !== undefined && blockForMs === undefined) return void sent.catch(() => {});
     try {
       await bounded(sent, this.timeoutMs);
     } catch (error) {
@@ -717,7 +727,8 @@ class Shared implements RateLimitCoordinator {
     const known = this.#fallback.getSnapshot();
     const window = known && known.resetAt.getTime() > now ? known : undefined;
     const blocked = this.#fallback.blocked(now);
-    const slots = [...this.#held].flatMap(([slot, until]) => (until > now ? [slot, String(until - now)] : []));
+    const monotonic = performance.now();
+    const slots = [...this.#held].flatMap(([slot, until]) => (until > monotonic ? [slot, String(Math.ceil(until - monotonic))] : []));
     void this.#record(
       window ? '1' : '2',
       {
@@ -728,7 +739,7 @@ class Shared implements RateLimitCoordinator {
       slots,
       rolledBack,
     ).catch(() => {});
-    this.#lostAt = now;
+    this.#lostAt = monotonic;
     this.#fail(new Error('it lost the rate-limit state of the key: FLUSHALL, an eviction, a restart, or a return to an older copy (an older snapshot, a replica that was behind)'));
   }
 
@@ -742,7 +753,7 @@ class Shared implements RateLimitCoordinator {
    */
   async #redis(signal?: AbortSignal): Promise<boolean> {
     if (this.closed()) return false;
-    if (this.#failedAt && Date.now() - this.#failedAt < REJOIN_AFTER_MS) return false;
+    if (this.#failedAt !== undefined && performance.now() - this.#failedAt < REJOIN_AFTER_MS) return false;
     try {
       this.#subscribed ??= this.listen(this.#keys.channel, (message) => this.#receive(message));
       await bounded(this.#subscribed, this.timeoutMs, signal);
@@ -760,8 +771,8 @@ class Shared implements RateLimitCoordinator {
    * count: an observation's answer may come however late, and would make the warnings flap.
    */
   #answered(): void {
-    if (!this.#failedAt) return;
-    this.#failedAt = 0;
+    if (this.#failedAt === undefined) return;
+    this.#failedAt = undefined;
     this.#warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
   }
 
@@ -771,12 +782,12 @@ class Shared implements RateLimitCoordinator {
   }
 
   #fail(error: unknown): void {
-    if (!this.#failedAt) {
+    if (this.#failedAt === undefined) {
       this.#warn(
         `@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`,
       );
     }
-    this.#failedAt = Date.now();
+    this.#failedAt = performance.now();
   }
 
   /**
@@ -888,9 +899,10 @@ class Shared implements RateLimitCoordinator {
           banned: banned === 1,
         });
       }
-      const offset = (this.#offset = measure(this.#offset, Date.now() - redisNow));
-      this.#monotonic = measure(this.#monotonic, performance.now() - redisNow);
+      const monotonic = (this.#monotonic = measure(this.#monotonic, performance.now() - redisNow));
       if (resetAt > 0) {
+        // Redis' times on the fallback's clock: this machine's, followed through its steps.
+        const offset = monotonic + this.#fallback.now() - performance.now();
         const current = this.#snapshot;
         const local = { resetAt: resetAt + offset, blockedUntil: blockedUntil > redisNow ? blockedUntil + offset : undefined };
         if (

@@ -154,6 +154,29 @@ const until = async (check: () => boolean, ms = 3_000) => {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
   return check();
 };
+/**
+ * Two processes of a fresh key with 1 request left of 60, which the first ("holder", its
+ * connection given) has taken; and an inspector's connection.
+ */
+async function lastRequestHeld() {
+  const prefix = fresh();
+  const { connection, coordinator: holder } = await warmProcessOf(prefix);
+  const { coordinator: other, warnings } = await warmProcessOf(prefix);
+  await holder.observe(answered(1, 50_000));
+  expect(await until(() => other.getSnapshot()?.remaining === 1)).toBe(true);
+  const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
+  expect(held.kind).toBe('granted');
+  const inspector = await connect(redis.url);
+  connections.push(inspector);
+  return { prefix, connection, other, warnings, held: held as { release: () => void }, inspector };
+}
+/** Steps this machine's clock (`Date.now()`) by `ms`, as NTP or a user would; `performance.now()` runs on. Returns the undo. */
+const stepClock = (ms: number) => {
+  const real = Date.now.bind(Date);
+  const clock = vi.spyOn(Date, 'now').mockImplementation(() => real() + ms);
+  return () => clock.mockRestore();
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('createRedisCoordinator: every process of one key acts as one client', () => {
   it('after a 429 seen by one process, another sends nothing before the window ends', async () => {
@@ -594,15 +617,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   it('Redis wiped while a process holds the last request left: that process gives its slot back to Redis, so the one that found the state lost is not granted it again', async () => {
     // Without the slot restored, Redis (the window restored, no slot in flight) granted the one
     // request left a second time.
-    const prefix = fresh();
-    const { connection, coordinator: holder } = await warmProcessOf(prefix);
-    const { coordinator: other, warnings } = await warmProcessOf(prefix);
-    await holder.observe(answered(1, 50_000));
-    expect(await until(() => other.getSnapshot()?.remaining === 1)).toBe(true);
-    const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
-    expect(held.kind).toBe('granted');
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
+    const { connection, other, warnings, held, inspector } = await lastRequestHeld();
     await inspector.flushAll();
     // The wiped Redis grants a probe; the other process sees a new state, and waits a second for
     // every process to restore what it knows, sending nothing.
@@ -612,7 +627,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // On Redis again: the window it restored, and the slot the holder restored, in flight.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
-    (held as { release: () => void }).release();
+    held.release();
     await connection.ping(); // the release has run
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
   });
@@ -820,6 +835,99 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       vi.useRealTimers();
     }
     await inspector.ping();
+  });
+
+  it('this machine\'s clock steps back an hour just after Redis was slow: the process asks Redis again a second later (before: it coordinated alone for the hour)', async () => {
+    const { coordinator, warnings } = await warmProcessOf(fresh());
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '500', 'ALL']);
+    const fallen = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(fallen.kind).toBe('granted');
+    (fallen as { release: () => void }).release();
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
+    const undo = stepClock(-3_600_000);
+    try {
+      await inspector.ping();
+      await sleep(1_100);
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      (decision as { release: () => void }).release();
+      expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
+    } finally {
+      undo();
+    }
+  });
+
+  it('this machine\'s clock steps back an hour just after a process found Redis lost the state, and Redis is slow later: the fallback sends a second after the loss (before: it refused every call for the hour)', async () => {
+    const { coordinator } = await warmProcessOf(fresh());
+    await coordinator.observe(answered(50, 50_000));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.flushAll();
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    const undo = stepClock(-3_600_000);
+    try {
+      await sleep(1_100);
+      await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+      // Redis is slow: the fallback decides, on the 50 of 60 it knows.
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(decision.kind).toBe('granted');
+      (decision as { release: () => void }).release();
+    } finally {
+      undo();
+    }
+    await inspector.ping();
+  });
+
+  it('this machine\'s clock steps forward two minutes while a process holds the last request left, then Redis is wiped: the process still gives its slot back, and the request is not granted twice (before: its lease looked over)', async () => {
+    const { prefix, connection, other, held, inspector } = await lastRequestHeld();
+    const undo = stepClock(120_000);
+    try {
+      await inspector.flushAll();
+      expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+      await sleep(1_100);
+      const [slots] = await inspector.keys(`${prefix}:*slots`);
+      expect(slots && (await inspector.zCard(slots))).toBe(1);
+      expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    } finally {
+      undo();
+      held.release();
+    }
+    await connection.ping();
+  });
+
+  it('this machine\'s clock steps forward two minutes while Redis is slow: the falling-back process still leaves room for the slots other processes hold (before: they dropped out of its count, and it sent beside them)', async () => {
+    const prefix = fresh();
+    const { coordinator: other } = await warmProcessOf(prefix);
+    const { coordinator: fallen } = await warmProcessOf(prefix);
+    // A limit of 4: half of it (2) is below what the other process holds and may still send (3).
+    await other.observe(answered(4, 50_000, 4));
+    for (let i = 0; i < 2; i++) expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+    await other.observe(answered(3, 50_000, 4));
+    expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const undo = stepClock(120_000);
+    try {
+      expect((await fallen.acquire({ throttle: true, leaseMs: 60_000 })).kind).not.toBe('granted');
+    } finally {
+      undo();
+    }
+    await inspector.ping();
+  });
+
+  it('this machine\'s clock steps forward two minutes: rateLimit shows the next window\'s reset on the stepped clock (before: two minutes in the past, a window that looked over)', async () => {
+    const { coordinator } = await warmProcessOf(fresh());
+    await coordinator.observe(answered(30, 50_000));
+    const undo = stepClock(120_000);
+    try {
+      await coordinator.observe(answered(20, 55_000));
+      const resetAt = coordinator.getSnapshot()!.resetAt.getTime();
+      expect(Math.abs(resetAt - (Date.now() + 55_000))).toBeLessThan(1_000);
+    } finally {
+      undo();
+    }
   });
 
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
