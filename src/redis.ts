@@ -101,13 +101,14 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
 const LATE = (deadline: string, answer: string) => `if tonumber(${deadline}) > 0 and now > tonumber(${deadline}) then return ${answer} end`;
 
 /**
- * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,banned,epoch,seq,now`,
- * on Redis' clock, `remaining` without the requests released unanswered. `epoch` is when Redis
+ * The shared state as scripts return and publish it: `limit,remaining,resetAt,blockedUntil,bannedUntil,epoch,seq,now`,
+ * on Redis' clock, `remaining` without the requests released unanswered. `bannedUntil` is when
+ * the ban a 429 announced ends, kept apart from the block ({@link OBSERVE}). `epoch` is when Redis
  * started the key's state (microseconds); one a process has not seen before (earlier ones
  * included) means Redis lost the state (FLUSHALL, a restart without persistence, an eviction),
  * and the slots in flight with it. `seq` counts the scripts run on the state ({@link SEQ}).
  */
-const STATE = `limit .. ',' .. math.max(0, remaining - unanswered) .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. banned .. ',' .. epoch .. ',' .. seq .. ',' .. now`;
+const STATE = `limit .. ',' .. math.max(0, remaining - unanswered) .. ',' .. resetAt .. ',' .. blockedUntil .. ',' .. bannedUntil .. ',' .. epoch .. ',' .. seq .. ',' .. now`;
 
 /**
  * Numbers each script run on the state: a reply numbered no higher than a state this process saw
@@ -133,7 +134,7 @@ redis.call('PEXPIREAT', ${slots}, tonumber(last[2]) + 1000)`;
  * process id, process TTL, channel. Registers the process (it counts among the key's until its
  * TTL ends). A grant publishes `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which
  * falls back counts the slots taken after its own last decision.
- * Returns { kind, waitMs, banned, state, processes, slots in flight (after this decision) }:
+ * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision) }:
  * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
 const ACQUIRE = `${NOW}
@@ -143,20 +144,20 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[6]))
 local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch', 'unanswered')
+local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered')
 local announced = tonumber(s[1]) or 0
 local limit = tonumber(s[2]) or 0
 local remaining = tonumber(s[3]) or 0
 local resetAt = tonumber(s[4]) or 0
 local blockedUntil = tonumber(s[5]) or 0
-local banned = tonumber(s[6]) or 0
+local bannedUntil = tonumber(s[6]) or 0
 local epoch = s[7]
 local unanswered = tonumber(s[8]) or 0
 ${EPOCH('KEYS[1]')}
 local seq = ${SEQ('KEYS[1]')}
 local state = ${STATE}
 local inFlight = redis.call('ZCARD', KEYS[2])
-if blockedUntil > now then return {1, blockedUntil - now, banned, state, processes, inFlight} end
+if blockedUntil > now then return {1, blockedUntil - now, bannedUntil > now and 1 or 0, state, processes, inFlight} end
 if ARGV[1] == '1' and announced ~= 2 then
   local busy = false
   if announced == 0 or resetAt <= now then
@@ -189,7 +190,7 @@ return {0, 0, 0, state, processes, inFlight + 1}`;
 const RELEASE = `${NOW}
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch', 'limit', 'blockedUntil', 'banned')
+local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch', 'limit', 'blockedUntil', 'bannedUntil')
 local epoch = s[5]
 local seq = epoch and ${SEQ('KEYS[2]')} or 0
 if ARGV[3] == '1' and epoch then
@@ -199,7 +200,7 @@ if ARGV[3] == '1' and epoch then
   local unanswered = tonumber(s[4]) or 0
   if announced == 1 and resetAt > now and remaining > unanswered then
     unanswered = redis.call('HINCRBY', KEYS[2], 'unanswered', 1)
-    local limit, blockedUntil, banned = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
+    local limit, blockedUntil, bannedUntil = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
     redis.call('PUBLISH', ARGV[2], ${STATE})
   elseif announced ~= 2 and resetAt <= now then
     redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
@@ -222,12 +223,12 @@ return 1`;
 const OBSERVE = `${NOW}
 local sentAt = tonumber(ARGV[9])
 local timely = tonumber(ARGV[10]) == 0 or now <= tonumber(ARGV[10])
-local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'banned', 'epoch', 'unanswered', 'unansweredUnannounced')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered', 'unansweredUnannounced')
 local limit = tonumber(s[1]) or 0
 local remaining = tonumber(s[2]) or 0
 local resetAt = tonumber(s[3]) or 0
 local blockedUntil = tonumber(s[4]) or 0
-local banned = tonumber(s[5]) or 0
+local bannedUntil = tonumber(s[5]) or 0
 local epoch = s[6]
 local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
@@ -265,10 +266,12 @@ elseif ARGV[1] == '0' and resetAt <= now then
 end
 local blockFor = tonumber(ARGV[5])
 local from = timely and now or sentAt
-if blockFor >= 0 and from + blockFor > now and from + blockFor >= blockedUntil then
-  blockedUntil = from + blockFor
-  banned = tonumber(ARGV[6])
-  redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'banned', banned)
+if blockFor >= 0 and from + blockFor > now then
+  -- A later block extends the wait; a ban still running keeps its end (a plain 429 that ends
+  -- later took the ban's flag, and refusals said rate_limited during the ban).
+  blockedUntil = math.max(blockedUntil, from + blockFor)
+  if ARGV[6] == '1' then bannedUntil = math.max(bannedUntil, from + blockFor) end
+  redis.call('HSET', KEYS[1], 'blockedUntil', blockedUntil, 'bannedUntil', bannedUntil)
 end
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[8]))
 local state = ${STATE}
@@ -876,7 +879,7 @@ class Shared implements RateLimitCoordinator {
 
   /**
    * A state published by any process (or returned to this one, `seen` as {@link Shared.#receive}
-   * says): `limit,remaining,resetAt,blockedUntil,banned,epoch,seq,now` on Redis' clock. Whether it
+   * says): `limit,remaining,resetAt,blockedUntil,bannedUntil,epoch,seq,now` on Redis' clock. Whether it
    * is of the state this process knows ({@link Shared.#current}); its budget and block are learned
    * either way.
    */
@@ -884,7 +887,7 @@ class Shared implements RateLimitCoordinator {
     const numbers = message.split(',').map(Number);
     let same = true;
     if (numbers.length === 8 && numbers.every(Number.isFinite)) {
-      const [limit, remaining, resetAt, blockedUntil, banned, epoch, seq, redisNow] = numbers as [number, number, number, number, number, number, number, number];
+      const [limit, remaining, resetAt, blockedUntil, bannedUntil, epoch, seq, redisNow] = numbers as [number, number, number, number, number, number, number, number];
       same = this.#current(epoch, seq, seen);
       const shared = numbers.slice(0, 6).join(',');
       if (shared !== this.#shared && (resetAt > 0 || blockedUntil > redisNow)) {
@@ -892,11 +895,15 @@ class Shared implements RateLimitCoordinator {
         // shared budget and block, not only from this process's answers. Told only on a change:
         // each telling wakes this process's waiters.
         this.#shared = shared;
+        const block = Math.max(0, blockedUntil - redisNow);
+        const ban = Math.max(0, bannedUntil - redisNow);
+        // A ban that ends before the block is told apart, so that the fallback keeps it as Redis does.
+        if (ban > 0 && ban < block) this.#fallback.observe({ status: 429, budget: undefined, blockForMs: ban, banned: true });
         this.#fallback.observe({
           status: 200,
           budget: resetAt > 0 ? { limit, remaining, resetInMs: resetAt - redisNow } : undefined,
-          blockForMs: blockedUntil > redisNow ? blockedUntil - redisNow : undefined,
-          banned: banned === 1,
+          blockForMs: block > 0 ? block : undefined,
+          banned: ban > 0 && ban >= block,
         });
       }
       const monotonic = (this.#monotonic = measure(this.#monotonic, performance.now() - redisNow));

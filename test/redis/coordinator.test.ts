@@ -190,6 +190,30 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(server.inspect().keys[KEY]).toMatchObject({ requests: 2, insideRetryAfter: 0 });
   });
 
+  it('a plain 429 whose window ends after a running ban\'s leaves the ban\'s flag in every process until the ban ends: refusals say api_key_banned, then rate_limited (before: rate_limited at once)', async () => {
+    let sent = 0;
+    const answers = [
+      { code: 'api_key_banned', retryAfter: '1' },
+      { code: 'rate_limited', retryAfter: '3' },
+    ];
+    // Two requests in flight (throttle off): the ban's answer comes first, a plain 429 that ends later after it.
+    const fetch = async () => {
+      const { code, retryAfter } = answers[sent++]!;
+      await sleep(sent * 20);
+      return Response.json({ code, message: code, status: 429 }, { status: 429, headers: { 'Retry-After': retryAfter } });
+    };
+    const server = budgetServer(60);
+    const prefix = fresh();
+    const a = await processOf(server, prefix, { fetch, throttle: false, maxRetries: 0, maxRetryDelay: 0 });
+    const b = await processOf(server, prefix, { fetch, maxRetryDelay: 0 });
+    const first = await Promise.allSettled([a.listPets(), a.listPets()]);
+    expect(first.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toEqual(['api_key_banned', 'rate_limited']);
+    for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
+    await sleep(1_100);
+    for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    expect(sent).toBe(2);
+  });
+
   it('one budget: requests in flight in every process never exceed what is left, so no 429 comes back', async () => {
     const server = budgetServer(5);
     const prefix = fresh();
