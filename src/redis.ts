@@ -66,7 +66,8 @@ export interface RedisCoordinatorOptions {
    */
   commandTimeoutMs?: number | undefined;
   /**
-   * Told once when Redis fails (or lost the key's state) and the client falls back, and once when it rejoins.
+   * Told once when Redis fails (or lost the key's state, or processes of another version of the
+   * SDK share the key in another state format) and the client falls back, and once when it rejoins.
    * @default the `logger` of each client bound to the key, at warn level (so its `logLevel` applies), else console.warn
    */
   onWarning?: ((message: string) => void) | undefined;
@@ -125,20 +126,39 @@ const EPOCH = (state: string) => `if not epoch then
   redis.call('PEXPIRE', ${state}, ${STATE_TTL_MS})
 end`;
 
-// The set of slots lives as long as its longest lease: a shorter lease must not cut the others short.
-const SLOTS_TTL = (slots: string) => `local last = redis.call('ZRANGE', ${slots}, -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', ${slots}, tonumber(last[2]) + 1000)`;
+// A set scored by when each entry ends lives as long as its last: a shorter lease (or another
+// format's presence) must not cut the others short.
+const SET_TTL = (set: string) => `local last = redis.call('ZRANGE', ${set}, -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', ${set}, tonumber(last[2]) + 1000)`;
 
 /**
- * KEYS: state, slots, processes. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
- * process id, process TTL, channel. Registers the process (it counts among the key's until its
+ * The format of the key's state and messages. It names this version's keys and channel
+ * (`<prefix>:<hash>:v1:state`), so that no version reads another's as its own: bump it with any
+ * change another version would misread. What every format keeps, this one and those to come: at
+ * each decision, the script adds its format to `<prefix>:<hash>:formats`, a sorted set scored by
+ * the Redis time until which it counts (60 s on), and a process that finds another format there
+ * decides alone, as when Redis fails ({@link ACQUIRE}, kind 5), until that one has gone: the
+ * processes of two versions (a rolling deploy) spend one budget that neither can count whole.
+ */
+const FORMAT = '1';
+
+/**
+ * KEYS: state, slots, processes, formats. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
+ * process id, process TTL, channel, format. Registers the format ({@link FORMAT}): another one
+ * present answers kind 5 with it, and nothing else is done. Registers the process (it counts among the key's until its
  * TTL ends). A grant publishes `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which
  * falls back counts the slots taken after its own last decision.
  * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision) }:
- * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
+ * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late, 5 another format ({ 5, 0, 0, '', 0, 0, format }).
  */
 const ACQUIRE = `${NOW}
 ${LATE('ARGV[4]', "{4, 0, 0, '', 0, 0}")}
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[8])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+${SET_TTL('KEYS[4]')}
+for _, format in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  if format ~= ARGV[8] then return {5, 0, 0, '', 0, 0, format} end
+end
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[6]))
@@ -172,7 +192,7 @@ if ARGV[1] == '1' and announced ~= 2 then
   end
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
-${SLOTS_TTL('KEYS[2]')}
+${SET_TTL('KEYS[2]')}
 redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. seq .. ',' .. (inFlight + 1) .. ',' .. processes)
 return {0, 0, 0, state, processes, inFlight + 1}`;
 
@@ -237,7 +257,7 @@ ${EPOCH('KEYS[1]')}
 local seq = ${SEQ('KEYS[1]')}
 if #ARGV > 11 then
   for i = 12, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
-  ${SLOTS_TTL('KEYS[2]')}
+  ${SET_TTL('KEYS[2]')}
 end
 if not timely then
   -- Its reset counted from when it ran would pass for a later window's; counted from when it was
@@ -296,6 +316,15 @@ function script(redis: RedisClient, source: string) {
 
 /** Why {@link bounded} gave up: Redis did not answer in time. */
 class SlowRedis extends Error {}
+
+/** Why a decision was not taken on Redis: processes of another version share the key in another format ({@link FORMAT}). */
+class OtherFormat extends Error {
+  constructor(format: string) {
+    super(
+      `processes of another version of @animal-store/sdk share this key on Redis, keeping its rate-limit state in format ${format.slice(0, 20)} (this one's is ${FORMAT}), which neither reads: rate limits are coordinated in this process only, as when Redis fails, until they have stopped for 60 s. Finish the rolling deploy (or the rollback) so that one version runs.`,
+    );
+  }
+}
 
 /** Rejects after `ms` (never for `Infinity`), or when `signal` aborts: no decision waits on Redis longer. */
 function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
@@ -375,7 +404,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
       // Keys belong to a database, pub/sub channels to the whole server: processes of the same key
       // in another database keep a state of their own, and must not hear this one's.
       const database = redis.options?.database ?? 0;
-      const channel = `${prefix}:${id}:changed${database ? `:db${database}` : ''}`;
+      const channel = `${prefix}:${id}:v${FORMAT}:changed${database ? `:db${database}` : ''}`;
       shared = new Shared(`${prefix}:${id}`, channel, run, timeoutMs, options.onWarning, subscribe, isClosed);
       bound.set(id, shared);
     }
@@ -420,7 +449,7 @@ type Seen = readonly [epoch: number, seq: number];
  * clock ({@link MemoryCoordinator.now}) dates what is shown; Redis' clock decides on Redis.
  */
 class Shared implements RateLimitCoordinator {
-  readonly #keys: { state: string; slots: string; processes: string; channel: string };
+  readonly #keys: { state: string; slots: string; processes: string; formats: string; channel: string };
   /** This process's id among those sharing the key. */
   readonly #id = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
   /**
@@ -477,7 +506,8 @@ class Shared implements RateLimitCoordinator {
     private readonly listen: (channel: string, listener: (message: string) => void) => Promise<void>,
     private readonly closed: () => boolean,
   ) {
-    this.#keys = { state: `${key}:state`, slots: `${key}:slots`, processes: `${key}:processes`, channel };
+    const own = `${key}:v${FORMAT}`;
+    this.#keys = { state: `${own}:state`, slots: `${own}:slots`, processes: `${own}:processes`, formats: `${key}:formats`, channel };
     this.#fallback.subscribe((state) => {
       if (this.#failedAt !== undefined) this.#publish(state);
     });
@@ -541,8 +571,9 @@ class Shared implements RateLimitCoordinator {
     const { take, hold, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
-      const [kind, waitMs, banned, shared, processes, inFlight] = reply as [number, number, number, string, number, number];
+      const [kind, waitMs, banned, shared, processes, inFlight, format] = reply as [number, number, number, string, number, number, string?];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+      if (kind === 5) throw new OtherFormat(String(format));
       // Decided on a state that is not the one this process knows (Redis lost that, or this one
       // since, or went back to an older copy of it), or this process fell back meanwhile (a
       // message told it of a lost state, which other processes may not have restored yet): the
@@ -581,11 +612,11 @@ class Shared implements RateLimitCoordinator {
    */
   #slot(throttle: boolean, leaseMs: number, deadline: string) {
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
-    const { state, slots, processes, channel } = this.#keys;
+    const { state, slots, processes, formats, channel } = this.#keys;
     const take = () =>
       this.run.acquire(
-        [state, slots, processes],
-        [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel],
+        [state, slots, processes, formats],
+        [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel, FORMAT],
       );
     const hold = () => void this.#held.set(slot, performance.now() + leaseMs);
     const release = (unanswered = false) => {
@@ -787,7 +818,9 @@ class Shared implements RateLimitCoordinator {
   #fail(error: unknown): void {
     if (this.#failedAt === undefined) {
       this.#warn(
-        `@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`,
+        error instanceof OtherFormat
+          ? `@animal-store/sdk: ${error.message}`
+          : `@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`,
       );
     }
     this.#failedAt = performance.now();

@@ -976,6 +976,35 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(decision).toMatchObject({ kind: 'blocked' });
   });
 
+  it('processes of another SDK version share the key (a rolling deploy: another state format on Redis): the process warns once, leaves that state alone, coordinates alone as when Redis fails, and decides on Redis again once they have gone', async () => {
+    const prefix = fresh();
+    const { coordinator, warnings } = await warmProcessOf(prefix);
+    await coordinator.observe(answered(50, 50_000));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const [key] = await inspector.keys(`${prefix}:*`);
+    const base = key!.match(/^[^:]+:[0-9a-f]{32}/)![0];
+    // A version of format 2: its state, which says more is left than this process knows, and its
+    // processes, present on Redis for 1.5 s more.
+    const [seconds, micros] = (await inspector.sendCommand(['TIME'])) as [string, string];
+    const redisNow = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+    const theirs = { limit: '60', remaining: '59', resetAt: String(redisNow + 50_000), epoch: '1', seq: '7' };
+    await inspector.hSet(`${base}:v2:state`, theirs);
+    await inspector.zAdd(`${base}:formats`, { score: redisNow + 1_500, value: '2' });
+    const decisions = [await coordinator.acquire({ throttle: true, leaseMs: 60_000 }), await coordinator.acquire({ throttle: true, leaseMs: 60_000 })];
+    for (const decision of decisions) if (decision.kind === 'granted') decision.release();
+    // Alone, as when Redis fails: one request at a time. On Redis, both were granted, beside
+    // whatever the other version's processes sent on the same budget.
+    expect(decisions.map((decision) => decision.kind)).toEqual(['granted', 'busy']);
+    expect(warnings).toEqual([expect.stringMatching(/another version of @animal-store\/sdk .*format 2.*coordinated in this process only/)]);
+    expect(await inspector.hGetAll(`${base}:v2:state`)).toEqual(theirs);
+    await sleep(2_100);
+    const back = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(back.kind).toBe('granted');
+    (back as { release: () => void }).release();
+    expect(warnings).toEqual([expect.stringMatching(/another version/), expect.stringMatching(/Redis answers again/)]);
+  });
+
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
     const server = budgetServer(2);
     const prefix = fresh();
@@ -986,7 +1015,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
       expect(key).not.toContain(KEY);
-      expect(key).toMatch(new RegExp(`^${prefix}:[0-9a-f]{32}:(state|slots|processes)$`));
+      expect(key).toMatch(new RegExp(`^${prefix}:[0-9a-f]{32}:(v1:(state|slots|processes)|formats)$`));
       expect(await inspector.pTTL(key)).toBeGreaterThan(0);
       const values = key.endsWith(':state') ? Object.values(await inspector.hGetAll(key)) : await inspector.zRange(key, 0, -1);
       for (const value of values) expect(String(value)).toMatch(/^-?\d+$/);
