@@ -635,7 +635,7 @@ class Shared implements RateLimitCoordinator {
       if (this.#failedAt !== undefined && this.#peers) processes = Math.max(processes, this.#peers.processes);
       // The fallback's window moves with a step of this machine's clock; what is left of it does not.
       const now = this.#fallback.now();
-      const resetAt = this.#fallback.getSnapshot()?.resetAt.getTime();
+      const resetAt = this.#fallback.window()?.resetAt;
       this.#peers = { processes, inFlight, until: resetAt === undefined ? -Infinity : performance.now() + resetAt - now };
     }
   }
@@ -658,7 +658,7 @@ class Shared implements RateLimitCoordinator {
     const peers = this.#peers;
     const processes = peers?.processes ?? 1;
     const counted = peers ? processes - 1 + (peers.until > performance.now() ? peers.inFlight : 0) : 0;
-    const reserve = Math.max(counted, Math.floor((this.#fallback.getSnapshot()?.limit ?? 0) / 2));
+    const reserve = Math.max(counted, Math.floor((this.#fallback.window()?.limit ?? 0) / 2));
     if (request.throttle && !this.#fallback.blocked(now)) {
       if (this.#fallbackHeld.size > 0) return { kind: 'busy', waitMs: Infinity };
       // Redis lost the key's state a moment ago: the counts heard since are short until every
@@ -671,7 +671,7 @@ class Shared implements RateLimitCoordinator {
       if ((this.#fallback.lastLimit(now) ?? Infinity) < processes) return { kind: 'spent', waitMs: REJOIN_AFTER_MS };
     }
     const decision = this.#fallback.acquire(request, reserve);
-    if (decision.kind === 'spent' && (this.#fallback.getSnapshot()?.remaining ?? 0) > 0) {
+    if (decision.kind === 'spent' && (this.#fallback.window()?.remaining ?? 0) > 0) {
       // Spent only for the share left to the other processes: Redis, once it answers, knows what
       // they sent. Ask it again each second (a busy wait, bounded as one behind requests in flight) rather than wait for the reset.
       return { kind: 'busy', waitMs: Math.min(decision.waitMs, REJOIN_AFTER_MS) };
@@ -758,15 +758,15 @@ class Shared implements RateLimitCoordinator {
    */
   #lost(rolledBack = 0): void {
     const now = this.#fallback.now();
-    const known = this.#fallback.getSnapshot();
-    const window = known && known.resetAt.getTime() > now ? known : undefined;
+    const known = this.#fallback.window();
+    const window = known && known.resetAt > now ? known : undefined;
     const blocked = this.#fallback.blocked(now);
     const monotonic = performance.now();
     const slots = [...this.#held].flatMap(([slot, until]) => (until > monotonic ? [slot, String(Math.ceil(until - monotonic))] : []));
     void this.#record(
       window ? '1' : '2',
       {
-        budget: window && { limit: window.limit, remaining: window.remaining, resetInMs: window.resetAt.getTime() - now },
+        budget: window && { limit: window.limit, remaining: window.remaining, resetInMs: window.resetAt - now },
         blockForMs: blocked?.waitMs,
         banned: blocked?.banned ?? false,
       },
@@ -892,7 +892,7 @@ class Shared implements RateLimitCoordinator {
     this.#epoch = epoch;
     this.#seq = seq;
     const now = this.#fallback.now();
-    if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.getSnapshot()?.resetAt.getTime() ?? 0) > now)) {
+    if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.window()?.resetAt ?? 0) > now)) {
       this.#lost();
       return false;
     }

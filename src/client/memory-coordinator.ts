@@ -126,6 +126,21 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     return now;
   }
 
+  /**
+   * The window last announced, as numbers (`resetAt` on {@link now}), as the snapshot shows it;
+   * `undefined` before any. For the Redis fallback, which decides on these: a reader may change
+   * the snapshot's `Date`s (they are shared, see decisions.md), and the fallback's snapshot is
+   * what readers get while Redis is down.
+   */
+  window(): { limit: number; remaining: number; resetAt: number } | undefined {
+    return this.#resetAt === 0 ? undefined : { limit: this.#limit, remaining: this.#left(), resetAt: this.#resetAt };
+  }
+
+  /** The remaining budget as shown: the lowest count announced, less the requests released unanswered. */
+  #left(): number {
+    return Math.max(0, this.#remaining - this.#unanswered);
+  }
+
   /** The limit of the last window announced, once it has reset (its successor's budget is unknown); else `undefined`. */
   lastLimit(now = this.now()): number | undefined {
     return this.#announced === Announced.Yes && this.#resetAt <= now ? this.#limit : undefined;
@@ -213,7 +228,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     if (this.#resetAt === 0) return;
     const blockedUntil = this.#blockedUntil > now ? this.#blockedUntil : undefined;
     const current = this.#snapshot;
-    const remaining = Math.max(0, this.#remaining - this.#unanswered);
+    const remaining = this.#left();
     if (
       current &&
       current.limit === this.#limit &&
