@@ -1,10 +1,20 @@
 // Real sockets, no msw: what the client says when the request never left, or may have.
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { ConnectionError, InternalServerError, PetStoreClient } from '@animal-store/sdk';
 import { freePort } from '../support/ports.js';
+
+/** Listens on 127.0.0.1, port 0, for the length of `use`, which gets the port; then closes. */
+async function listening(server: Server, use: (port: number) => Promise<void>) {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await use((server.address() as AddressInfo).port);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
 
 describe('connection failures', () => {
   it('a refused connection is a ConnectionError with mayHaveSucceeded false, and createPet does not claim a pet may exist', async () => {
@@ -17,19 +27,14 @@ describe('connection failures', () => {
   });
 
   it('an https baseUrl for a server that speaks plain http says so, instead of OpenSSL\'s "wrong version number" dump', async () => {
-    const server = createHttpServer((_request, response) => response.end('[]'));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
+    await listening(createHttpServer((_request, response) => response.end('[]')), async (port) => {
       const client = new PetStoreClient({ apiKey: 'k', baseUrl: `https://127.0.0.1:${port}/v1`, maxRetries: 0 });
       const error = await client.listPets().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
       expect((error as Error).message).toBe(
         'listPets (GET /pets): the request failed before a response arrived (fetch failed: the server does not speak TLS: is it http, where baseUrl says https?). Check the network and baseUrl.',
       );
-    } finally {
-      server.close();
-    }
+    });
   });
 
   it('a refused connection names the system error and the address, not only fetch\'s "fetch failed"', async () => {
@@ -41,17 +46,12 @@ describe('connection failures', () => {
   });
 
   it('a connection dropped after the request was sent says the pet may have been created', async () => {
-    const server = createServer((socket) => socket.once('data', () => socket.destroy()));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
+    await listening(createServer((socket) => socket.once('data', () => socket.destroy())), async (port) => {
       const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
       const error = await client.createPet({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'ConnectionError', mayHaveSucceeded: true });
       expect((error as Error).message).toMatch(/The pet may have been created: list pets to check before creating it again\.$/);
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+    });
   });
 });
 
@@ -59,13 +59,7 @@ describe('connection failures', () => {
 async function serving(handler: Parameters<typeof createHttpServer>[1], use: (client: PetStoreClient, requests: () => number) => Promise<void>) {
   let requests = 0;
   const server = createHttpServer((request, response) => ((requests++), handler!(request, response)));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  try {
-    const { port } = server.address() as AddressInfo;
-    await use(new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 1 }), () => requests);
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await listening(server, (port) => use(new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 1 }), () => requests));
 }
 
 describe('answers HTTP does not define, over real sockets', () => {
@@ -90,15 +84,10 @@ describe('answers HTTP does not define, over real sockets', () => {
   });
 
   it('a 1xx sent as the final answer never reaches the client as a response: fetch fails on it, a ConnectionError', async () => {
-    const server = createServer((socket) => socket.once('data', () => socket.end('HTTP/1.1 199 Odd\r\nContent-Length: 2\r\n\r\n[]')));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
+    await listening(createServer((socket) => socket.once('data', () => socket.end('HTTP/1.1 199 Odd\r\nContent-Length: 2\r\n\r\n[]'))), async (port) => {
       const client = new PetStoreClient({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
       expect(await client.listPets().catch((e: unknown) => e)).toMatchObject({ name: 'ConnectionError', status: undefined });
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+    });
   });
 });
 
