@@ -85,6 +85,9 @@ interface BodyWatch {
   cut?: (reason: BrokenBody) => void;
 }
 
+/** Whether a raw header line's name is `lower` (given in lower case), in any case: lengths first, so most lines cost no copy. */
+const named = (name: string, lower: string) => name.length === lower.length && name.toLowerCase() === lower;
+
 /** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
 function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incoming {
   const method = req.method ?? 'GET';
@@ -92,11 +95,10 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
   // From the raw headers, duplicates joined as `Headers#get` joins them: req.headers would keep
   // only the first Authorization or Content-Type.
   const header = (name: string) => {
+    const lower = name.toLowerCase();
     let value: string | null = null;
     for (let i = 0; i < raw.length; i += 2) {
-      if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name.toLowerCase()) {
-        value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
-      }
+      if (named(raw[i]!, lower)) value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
     }
     return value;
   };
@@ -129,7 +131,7 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
  */
 function hostProblem(req: IncomingMessage): string | undefined {
   let lines = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') lines++;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (named(req.rawHeaders[i]!, 'host')) lines++;
   if (lines > 1) return `The request carries ${lines} Host header lines; RFC 9112 (section 3.2) allows exactly one. Send one Host: with the host and port you connect to.`;
   if (lines === 0 && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
     return 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2). Send Host: with the host and port you connect to.';
