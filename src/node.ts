@@ -12,7 +12,7 @@ import { BrokenBody, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type Err
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
 import type { ReferenceServerOptions } from './server/options.js';
 
-/** One answered request, as the CLI logs it. It never holds the API key. */
+/** One request as it ended, answered or not, as the CLI logs it. It never holds the API key. */
 export interface RequestLogEntry {
   /** When the request arrived, on the server's clock (ISO 8601). */
   time: string;

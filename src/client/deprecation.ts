@@ -16,7 +16,7 @@ export interface DeprecationNotice {
   message: string;
   /** When the operation stops working, if known. */
   sunset?: Date | undefined;
-  /** The value of the response's `Deprecation` header, when the notice came from a response. */
+  /** The value of the response's `Deprecation` header, when the notice came from a response; an API key it quotes shows as `[redacted]`. */
   deprecation?: string | undefined;
   /** The value of the response's `Link` header (its successor), when the notice came from a response; an API key it quotes shows as `[redacted]`. */
   link?: string | undefined;

@@ -1,12 +1,12 @@
 /**
- * What the server remembers of the requests it answered: a bounded journal, read through
+ * What the server remembers of the requests it received: a bounded journal, read through
  * `server.requests()` and `GET /_admin/requests`, and the source of the CLI's log lines.
  *
  * @module
  */
 import type { FaultKind } from './faults.js';
 
-/** One answered request, as `server.requests()` and `GET /_admin/requests` list it. It never holds an API key. */
+/** One request as it ended, answered or not, as `server.requests()` and `GET /_admin/requests` list it. It never holds an API key. */
 export interface RequestRecord {
   /** When it arrived, on the server's clock (ISO 8601). */
   time: string;

@@ -47,7 +47,7 @@ export interface ReferenceServer {
    * ```
    */
   readonly clock: ServerClock;
-  /** The last 1,000 requests answered, oldest first; admin requests are not recorded. */
+  /** The last 1,000 requests, oldest first, each as it ended (status 0: no answer reached its client); admin requests are not recorded. */
   requests(): RequestRecord[];
   /** Forgets the recorded requests. */
   clearRequests(): void;
