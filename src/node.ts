@@ -322,7 +322,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       return void last.watch.cut?.(last.watch.broken);
     }
     const refusal = () => answerSocket(socket, refuse(...unparsed(err, false)));
-    if (pending) last.res.once('close', refusal);
+    // An answer already ended may still wait in node:http's queue behind an earlier pipelined
+    // one: the refusal goes out once the last answer has left (its 'close'), after all of them.
+    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', refusal);
     else refusal();
   });
   // CONNECT never reaches the request handler either: node hands over the socket, and without

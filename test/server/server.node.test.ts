@@ -380,6 +380,17 @@ describe('startReferenceServer', () => {
       expect((await told(log, 2)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', '? 400']);
     });
 
+    it('what node:http cannot parse after pipelined requests still queued is answered after all of them, in order (before: its 400 went out first and cut the connection, so the 201 and 200 the journal told of reached nobody)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n';
+      const answer = await raw(running.url, `${head}Content-Length: ${body.length}\r\n\r\n${body}${get}FOO / HTTP/1.1\r\n\r\n`);
+      expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 201', 'HTTP/1.1 200', 'HTTP/1.1 400']);
+      // Recorded as answered: the GET, answered at once, before the POST whose body was read.
+      expect((await told(log, 3)).map(({ method, status }) => `${method} ${status}`).sort()).toEqual(['? 400', 'GET 200', 'POST 201']);
+    });
+
     it('requests refused for their Host lines are journalled with their method and path (before: "? ?")', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
