@@ -102,9 +102,10 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
     }
     return value;
   };
-  // The Host header names the origin the client used (Location and Link answers use it).
+  // The Host header names the origin the client used (Location and Link answers use it); one that
+  // is no host, `hostProblem` refuses, and the request is recorded on the server's own origin.
   const host = header('Host') ?? '';
-  const url = targetUri(req.url ?? '/', /^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host) ? `http://${host}` : origin);
+  const url = targetUri(req.url ?? '/', validHost(host) ? `http://${host}` : origin);
   return {
     method,
     url,
@@ -123,15 +124,42 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
   };
 }
 
+/** The last Host value found valid: a client sends the same one with every request, so it is parsed once. */
+let validHostSeen: string | undefined;
+
+/** Whether a Host value is a host and optional port (RFC 9112, section 3.2) that URLs can be built on. */
+function validHost(host: string): boolean {
+  if (host === validHostSeen) return true;
+  if (!/^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host)) return false;
+  try {
+    new URL(`http://${host}`);
+  } catch {
+    // A port past 65535, an IPv4 address of five parts, an IPv6 literal that is none.
+    return false;
+  }
+  validHostSeen = host;
+  return true;
+}
+
 /**
  * Why a request's Host lines make it one RFC 9112 (section 3.2) answers with a 400, if they do:
- * more than one Host line (in any version), or none in HTTP/1.1 or later. HTTP/1.0 has no Host
- * to require: such a request is served on the server's own origin. node:http keeps only the
- * first of several in `req.headers`, so they are counted in the raw headers.
+ * more than one Host line (in any version), none in HTTP/1.1 or later, or one whose value is no
+ * host and port. HTTP/1.0 has no Host to require: such a request, and one with an empty Host, is
+ * served on the server's own origin. node:http keeps only the first of several in `req.headers`,
+ * so they are counted in the raw headers.
  */
 function hostProblem(req: IncomingMessage): string | undefined {
   let lines = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (named(req.rawHeaders[i]!, 'host')) lines++;
+  let value = '';
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (named(req.rawHeaders[i]!, 'host')) {
+      lines++;
+      value = req.rawHeaders[i + 1]!;
+    }
+  }
+  if (lines === 1 && value !== '' && !validHost(value)) {
+    return `The Host header "${value.slice(0, 100)}" is not a host and port (RFC 9112, section 3.2). Send Host: with the host and port you connect to, such as 127.0.0.1:4010.`;
+  }
   if (lines > 1) return `The request carries ${lines} Host header lines; RFC 9112 (section 3.2) allows exactly one. Send one Host: with the host and port you connect to.`;
   if (lines === 0 && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
     return 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2). Send Host: with the host and port you connect to.';

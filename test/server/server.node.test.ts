@@ -174,6 +174,26 @@ describe('startReferenceServer', () => {
     expect(running.server.inspect().keys).toEqual({});
   });
 
+  it('a Host that is no host and port gets a 400 Error record naming the Host, journalled with its method and path (before: a 400 blaming the request target and journalled "? ?", or served on the server\'s origin)', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+    const hosts = ['localhost:99999', '1.2.3.4.5', '[zz]', 'a b', 'a.test, b.test'];
+    for (const host of hosts) {
+      const text = await raw(running.url, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+      const [head, body] = text.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400/);
+      expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining(`Host header "${host}"`) });
+    }
+    await expect.poll(() => log.length).toBe(hosts.length);
+    expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(hosts.map(() => 'GET /v1/pets?limit=1 400'));
+    expect(running.server.inspect().keys).toEqual({});
+    // What a host may be: a name in any case, an IPv6 literal, with a port or not; an empty Host is served on the server's origin.
+    for (const host of ['EXAMPLE.TEST', '[::1]:8080', 'localhost:4010', '']) {
+      expect(await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+    }
+  });
+
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(
