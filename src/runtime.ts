@@ -72,8 +72,9 @@ export function notify<T>(listeners: Iterable<(value: T) => void>, value: T): vo
 /**
  * Waits `ms` milliseconds (forever for `Infinity`), or until `wake` resolves, whichever comes
  * first; rejects with the signal's reason as soon as it aborts. The one abortable wait of the
- * client: retries, rate-limit windows and waits for a slot all use it, and it uses `setTimeout`,
- * so fake timers drive every wait.
+ * package: the client's retries, rate-limit windows and waits for a slot, and the reference
+ * server's injected latency, all use it (as {@link orAbort} does), and it uses `setTimeout`, so
+ * fake timers drive every wait.
  */
 export function sleep(ms: number, signal?: AbortSignal, wake?: (signal: AbortSignal) => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -98,6 +99,18 @@ export function sleep(ms: number, signal?: AbortSignal, wake?: (signal: AbortSig
       finish(error);
     }
   });
+}
+
+const ignore = () => {};
+
+/**
+ * `promise`, or a rejection with the signal's reason as soon as it aborts, whichever comes first:
+ * for what may not heed the signal itself (an in-process fetch, a body being read).
+ */
+export async function orAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  // Settled either way, the promise ends the wait, and its own outcome is the answer.
+  await sleep(Infinity, signal, () => promise.then(ignore, ignore));
+  return promise;
 }
 
 /** A repeatable event: `next()` resolves on the following `fire()`. */

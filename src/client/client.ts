@@ -36,7 +36,7 @@ import { observeResponse } from './headers.js';
 import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { REDACTED } from '../redact.js';
-import { isPermissionDenied, reportListenerError, sleep } from '../runtime.js';
+import { isPermissionDenied, orAbort, reportListenerError, sleep } from '../runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {
@@ -723,11 +723,7 @@ export class PetStoreClient {
     } as Options);
     // A fetch that ignores the signal (an in-process server's) must not hold the attempt: the
     // abort takes effect at once either way.
-    return new Promise((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      sent.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+    return orAbort(sent, signal);
   }
 
   /** Reads the body, cancelling the stream the moment the attempt's controller aborts or the size cap is passed. */

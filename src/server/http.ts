@@ -1,3 +1,4 @@
+import { orAbort } from '../runtime.js';
 import { EXPOSED_HEADERS, type ErrorRecord } from '../schemas/index.js';
 import { InjectedFault } from './faults.js';
 import type { Exchange } from './journal.js';
@@ -234,17 +235,6 @@ export async function readJson(request: Incoming, hint: string): Promise<{ body:
   } catch {
     return { error: error(400, 'invalid_json', `The request body is not valid JSON. ${hint}`) };
   }
-}
-
-/** `promise`, or a rejection with the signal's reason as soon as it aborts, whichever comes first. */
-export function orAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**

@@ -1,12 +1,12 @@
-// The client's own rule for listeners that throw, reused so both sides report them alike. The
-// module has no imports of its own and touches no host API until called: it costs the server
-// bundle a few lines.
-import { reportListenerError } from '../runtime.js';
+// The client's own rule for listeners that throw, reused so both sides report them alike, and its
+// one abortable wait. The module has no imports of its own and touches no host API until called:
+// it costs the server bundle a few lines.
+import { orAbort, reportListenerError, sleep } from '../runtime.js';
 // The client's rule for finding a key in a text, so both sides hide it alike.
 import { redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
-import { empty, error, fromRequest, MAX_TARGET_LENGTH, orAbort, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
 import { MAX_TIMER_MS, PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -115,23 +115,6 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
 
 /** A reply that is no answer: the connection is cut. */
 const cut = (): Reply => ({ status: 0, headers: {}, body: null, dropped: true });
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (!signal) return void setTimeout(resolve, ms);
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function constantTimeEqual(a: string, b: string): boolean {
   // Compare every code unit of the longer input so the time taken says nothing about the key.
@@ -467,7 +450,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     switch (fault.kind) {
       case 'latency':
         try {
-          await delay(fault.latencyMs, request.signal);
+          await sleep(fault.latencyMs, request.signal);
         } catch {
           // The caller gave up while the answer was held: nothing is acted on, and nobody is answered.
           return cut();
