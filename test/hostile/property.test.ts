@@ -19,7 +19,6 @@ const SEED = 20261123;
 const START = Date.UTC(2026, 5, 1, 0, 0, 10, 250);
 const KEY = 'sk_live_PROPERTYk3y';
 const SECOND = 1_000;
-const DAY = 86_400 * SECOND;
 /**
  * The longest backoff a bare 429 blocks for: bare 429s back off exponentially per attempt, and
  * with `maxRetries: 3` the fourth attempt's full-jitter cap (0.5 s × 2³) is the largest.
