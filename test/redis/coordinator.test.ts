@@ -150,10 +150,17 @@ async function slowRedis(holdMs: number, remaining?: number, limit = 60) {
   const caughtUp = () => connection.ping();
   return { slow, other, caughtUp, warnings };
 }
-const until = async (check: () => boolean, ms = 3_000) => {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
+const until = async (check: () => boolean | Promise<boolean>, ms = 3_000) => {
+  for (const end = Date.now() + ms; !(await check()) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
   return check();
 };
+/** How many connections listen (pub/sub) for the changes of the key under `prefix`: one a process that has subscribed. */
+async function listeners(inspector: Awaited<ReturnType<typeof connect>>, prefix: string): Promise<number> {
+  const [channel] = (await inspector.sendCommand(['PUBSUB', 'CHANNELS', `${prefix}:*`])) as string[];
+  if (channel === undefined) return 0;
+  const [, count] = (await inspector.sendCommand(['PUBSUB', 'NUMSUB', channel])) as [string, number];
+  return Number(count);
+}
 /**
  * Two processes of a fresh key with 1 request left of 60, which the first ("holder", its
  * connection given) has taken; and an inspector's connection.
@@ -209,6 +216,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const first = await Promise.allSettled([a.listPets(), a.listPets()]);
     expect(first.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toEqual(['api_key_banned', 'rate_limited']);
     for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
+    // The ban's Retry-After (1 s) ends in real time: Redis keeps real time.
     await sleep(1_100);
     for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     expect(sent).toBe(2);
@@ -336,7 +344,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(slot.kind).toBe('granted');
     (slot as { release: (unanswered?: boolean) => void }).release(true);
     await connection.ping(); // the release has run
-    await new Promise((resolve) => setTimeout(resolve, 50)); // and its message has reached b
+    expect(await until(() => b.getSnapshot()?.remaining === 1)).toBe(true); // and its message has reached b
     const inspector = await connect(redis.url);
     connections.push(inspector);
     await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
@@ -647,6 +655,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // every process to restore what it knows, sending nothing.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     // On Redis again: the window it restored, and the slot the holder restored, in flight.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
@@ -673,6 +682,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
     // What it knew is back on Redis: the window, with its 30 left.
     expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(30);
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(decision.kind).toBe('granted');
@@ -755,6 +765,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key: .*older copy/)]);
     expect(await until(() => holderWarnings.length > 0)).toBe(true);
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     // On Redis again: the window restored, and the holder's slot in flight.
     expect(await inspector.zCard(keys[1]!)).toBe(1);
@@ -873,6 +884,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const undo = stepClock(-3_600_000);
     try {
       await inspector.ping();
+      // The coordinator's own pause before asking Redis again (REJOIN_AFTER_MS, 1 s of real time).
       await sleep(1_100);
       const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
       (decision as { release: () => void }).release();
@@ -891,6 +903,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     const undo = stepClock(-3_600_000);
     try {
+      // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
       await sleep(1_100);
       await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
       // Redis is slow: the fallback decides, on the 50 of 60 it knows.
@@ -909,6 +922,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     try {
       await inspector.flushAll();
       expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+      // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
       await sleep(1_100);
       const [slots] = await inspector.keys(`${prefix}:*slots`);
       expect(slots && (await inspector.zCard(slots))).toBe(1);
@@ -998,6 +1012,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(decisions.map((decision) => decision.kind)).toEqual(['granted', 'busy']);
     expect(warnings).toEqual([expect.stringMatching(/another version of @animal-store\/sdk .*format 2.*coordinated in this process only/)]);
     expect(await inspector.hGetAll(`${base}:v2:state`)).toEqual(theirs);
+    // The other version's processes leave Redis (1.5 s), then the coordinator's own pause (REJOIN_AFTER_MS) ends.
     await sleep(2_100);
     const back = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(back.kind).toBe('granted');
@@ -1075,18 +1090,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const warnings: string[] = [];
     const a = await processOf(server, prefix, { throttle: false, maxRetries: 0 }, warnings);
     const b = await processOf(server, prefix, { throttle: false, maxRetryDelay: 0 }, warnings);
+    const both = connections.slice(-2);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
     b.rateLimit.subscribe(() => {});
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await until(async () => (await listeners(inspector, prefix)) === 1)).toBe(true); // b listens
     await a.listPets();
-    // Every process has heard that answer (pub/sub) before the clock steps.
+    // Every process has heard that answer (pub/sub), and Redis has run what they sent, before the clock steps.
     expect(await until(() => b.rateLimit.getSnapshot() !== undefined)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await Promise.all(both.map((connection) => connection.ping()));
     const real = Date.now.bind(Date);
     const clock = vi.spyOn(Date, 'now').mockImplementation(() => real() - 300_000);
     try {
       await expect(a.listPets()).rejects.toMatchObject({ name: 'RateLimitError' });
-      const inspector = await connect(redis.url);
-      connections.push(inspector);
       expect(await blockedInRedis(inspector, prefix)).toBe(true);
       await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     } finally {
@@ -1117,7 +1133,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // And it hears the others again (pub/sub), as it did before the close.
     const seen: (number | undefined)[] = [];
     a.rateLimit.subscribe((state) => seen.push(state?.remaining));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    expect(await until(async () => (await listeners(inspector, prefix)) === 1)).toBe(true); // a listens again (the other has only written)
     await other.observe(answered(3, 30_000));
     expect(await until(() => seen.includes(3))).toBe(true);
   });
