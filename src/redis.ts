@@ -874,8 +874,11 @@ class Shared implements RateLimitCoordinator {
    * numbered no higher than the highest `seq` seen then, ran on an older copy of the state: the
    * script that numbered that `seq` had run before this one was sent, and every script numbers
    * one more. Redis lost what came after the copy as surely as with a FLUSHALL, so the same
-   * follows, whatever this process knows: the others cannot tell until it starts a new epoch. A
-   * message is not checked: pub/sub may deliver it after the reply to a later script.
+   * follows, whatever this process knows: the others cannot tell until it starts a new epoch. So
+   * does a reply of an epoch lost since, to a script sent once this process knew the later one:
+   * Redis is back on a copy from before the loss (taken for stale, it went unnoticed, and a process
+   * started afterwards sent on the copy). A message is not checked: pub/sub may deliver it after
+   * the reply to a later script.
    */
   #current(epoch: number, seq: number, seen?: Seen): boolean {
     if (epoch === this.#epoch) {
@@ -886,7 +889,13 @@ class Shared implements RateLimitCoordinator {
       this.#seq = Math.max(this.#seq, seq);
       return true;
     }
-    if (!(epoch > 0) || this.#lostEpochs.has(epoch)) return false;
+    if (!(epoch > 0)) return false;
+    if (this.#lostEpochs.has(epoch)) {
+      // A reply to a script sent once this process knew a later epoch ran on a copy of the
+      // state from before its loss: a rollback, which only a new epoch tells the others of.
+      if (seen && seen[0] !== epoch && seen[0] === this.#epoch) this.#lost(epoch);
+      return false;
+    }
     const known = this.#epoch;
     if (known > 0) this.#lostEpochs.add(known);
     this.#epoch = epoch;

@@ -773,6 +773,44 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (held as { release: () => void }).release();
   });
 
+  it('Redis back on a copy of a state it had lost since (a snapshot from before a wipe): the processes that knew the later state start a new epoch with what they know, so a process started afterwards sends nothing into the spent window (before: they fell back silently, and it sent on the copy)', async () => {
+    const bans: BanEvent[] = [];
+    const server = budgetServer(30, (event) => void bans.push(event));
+    const warnings: string[] = [];
+    const prefix = fresh();
+    const processes = await Promise.all(Array.from({ length: 3 }, () => processOf(server, prefix, { maxRetryDelay: 0, maxRetries: 0 }, warnings)));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    for (const client of processes) await client.listPets();
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    const keys = ['state', 'slots', 'processes'].map((name) => state!.replace(/state$/, name));
+    const binary = inspector.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    // The copy (27 left) a replica or a snapshot keeps.
+    const copy = await Promise.all(keys.map(async (key) => [key, await binary.dump(key)] as const));
+    for (const name of await storm(processes, 4)) expect(['ok', 'ThrottledError']).toContain(name);
+    expect(server.inspect().keys[KEY]).toMatchObject({ requests: 30, rateLimited: 0 });
+    // Wiped: the processes restore the spent window under a new epoch.
+    await inspector.flushAll();
+    for (const name of await storm(processes, 1)) expect(name).toBe('ThrottledError');
+    expect(warnings).toContainEqual(expect.stringMatching(/it lost the rate-limit state/));
+    await sleep(1_100);
+    for (const name of await storm(processes, 1)) expect(name).toBe('ThrottledError');
+    // Back on the copy from before the wipe: its epoch, lost since, and 27 left.
+    for (const [key, value] of copy) await (value ? inspector.restore(key, 60_000, value, { REPLACE: true }) : inspector.del(key));
+    for (const name of await storm(processes, 1)) expect(name).toBe('ThrottledError');
+    // Processes started now, whose answers take 100 ms, as over a network.
+    const fetch = async (request: Request) => {
+      const answer = await server.fetch(request);
+      await sleep(100);
+      return answer;
+    };
+    const late = await Promise.all(Array.from({ length: 3 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 0, maxRetries: 0 }, warnings)));
+    for (const name of await storm(late, 3)) expect(['ok', 'ThrottledError']).toContain(name);
+    // Before: 39 requests on 30, 9 429s, 8 inside the Retry-After window, the key banned (3 of 3 runs).
+    expectWithinBudget(server, 30);
+    expect(bans).toEqual([]);
+  }, 30_000);
+
   it('Redis slow after the known window reset: a process whose last limit is below the number of processes sends no probe, it waits a second for Redis, and a call that may not wait that long is refused unsent', async () => {
     // Limit 2, three processes: a probe from each into the new window could be 3 requests on 2.
     let sent = 0;
