@@ -139,30 +139,35 @@ redis.call('PEXPIREAT', ${set}, tonumber(last[2]) + 1000)`;
  * the Redis time until which it counts (60 s on), and a process that finds another format there
  * decides alone, as when Redis fails ({@link ACQUIRE}, kind 5), until that one has gone: the
  * processes of two versions (a rolling deploy) spend one budget that neither can count whole.
+ * Every format also keeps the key's processes in `<prefix>:<hash>:processes` (not under `v1`; a
+ * sorted set of process ids scored by the Redis time until which they count), registered before
+ * the format is checked and counted in kind 5's reply: falling back, a process leaves room for
+ * the processes of every version, not only its own (counting its own alone, 10 + 10 processes on
+ * a budget of 20 sent 29 requests, 9 429s, 8 inside Retry-After, a ban).
  */
 const FORMAT = '1';
 
 /**
  * KEYS: state, slots, processes, formats. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
- * process id, process TTL, channel, format. Registers the format ({@link FORMAT}): another one
- * present answers kind 5 with it, and nothing else is done. Registers the process (it counts among the key's until its
- * TTL ends). A grant publishes `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which
+ * process id, process TTL, channel, format. Registers the process (it counts among the key's, of
+ * every format, until its TTL ends), then the format ({@link FORMAT}): another one present answers
+ * kind 5 with it and the processes, and nothing else is done. A grant publishes `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which
  * falls back counts the slots taken after its own last decision.
  * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision) }:
- * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late, 5 another format ({ 5, 0, 0, '', 0, 0, format }).
+ * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late, 5 another format ({ 5, 0, 0, '', processes, 0, format }).
  */
 const ACQUIRE = `${NOW}
 ${LATE('ARGV[4]', "{4, 0, 0, '', 0, 0}")}
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+${SET_TTL('KEYS[3]')}
+local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[8])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 ${SET_TTL('KEYS[4]')}
 for _, format in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  if format ~= ARGV[8] then return {5, 0, 0, '', 0, 0, format} end
+  if format ~= ARGV[8] then return {5, 0, 0, '', processes, 0, format} end
 end
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[6]))
-local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered')
 local announced = tonumber(s[1]) or 0
@@ -507,7 +512,7 @@ class Shared implements RateLimitCoordinator {
     private readonly closed: () => boolean,
   ) {
     const own = `${key}:v${FORMAT}`;
-    this.#keys = { state: `${own}:state`, slots: `${own}:slots`, processes: `${own}:processes`, formats: `${key}:formats`, channel };
+    this.#keys = { state: `${own}:state`, slots: `${own}:slots`, processes: `${key}:processes`, formats: `${key}:formats`, channel };
     this.#fallback.subscribe((state) => {
       if (this.#failedAt !== undefined) this.#publish(state);
     });
@@ -573,7 +578,11 @@ class Shared implements RateLimitCoordinator {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
       const [kind, waitMs, banned, shared, processes, inFlight, format] = reply as [number, number, number, string, number, number, string?];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
-      if (kind === 5) throw new OtherFormat(String(format));
+      if (kind === 5) {
+        // The processes of every format, counted before this one falls back: it leaves room for them.
+        this.#count(processes, 0);
+        throw new OtherFormat(String(format));
+      }
       // Decided on a state that is not the one this process knows (Redis lost that, or this one
       // since, or went back to an older copy of it), or this process fell back meanwhile (a
       // message told it of a lost state, which other processes may not have restored yet): the

@@ -132,6 +132,15 @@ async function warmProcessOf(prefix: string) {
   (first as { release: () => void }).release();
   return { connection, coordinator, warnings };
 }
+/** An inspector's connection, the key's base name under `prefix` (`<prefix>:<hash>`), and Redis' time now (ms). */
+async function keyOnRedis(prefix: string) {
+  const inspector = await connect(redis.url);
+  connections.push(inspector);
+  const [key] = await inspector.keys(`${prefix}:*`);
+  const base = key!.match(/^[^:]+:[0-9a-f]{32}/)![0];
+  const [seconds, micros] = (await inspector.sendCommand(['TIME'])) as [string, string];
+  return { inspector, base, redisNow: Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000) };
+}
 /**
  * Two processes of one key, the first ("slow") warmed up and, given `remaining`, told of a window
  * (`limit`, 60 unless told, and 50 s) with that many left; then Redis holds every command for `holdMs`.
@@ -1032,14 +1041,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const prefix = fresh();
     const { coordinator, warnings } = await warmProcessOf(prefix);
     await coordinator.observe(answered(50, 50_000));
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    const [key] = await inspector.keys(`${prefix}:*`);
-    const base = key!.match(/^[^:]+:[0-9a-f]{32}/)![0];
+    const { inspector, base, redisNow } = await keyOnRedis(prefix);
     // A version of format 2: its state, which says more is left than this process knows, and its
     // processes, present on Redis for 1.5 s more.
-    const [seconds, micros] = (await inspector.sendCommand(['TIME'])) as [string, string];
-    const redisNow = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
     const theirs = { limit: '60', remaining: '59', resetAt: String(redisNow + 50_000), epoch: '1', seq: '7' };
     await inspector.hSet(`${base}:v2:state`, theirs);
     await inspector.zAdd(`${base}:formats`, { score: redisNow + 1_500, value: '2' });
@@ -1058,6 +1062,29 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([expect.stringMatching(/another version/), expect.stringMatching(/Redis answers again/)]);
   });
 
+  it('processes of another SDK version count among the key\'s processes (one set every format keeps): a process falling back for their format leaves room for them, and sends only what is left beyond one request each', async () => {
+    const prefix = fresh();
+    const { coordinator } = await warmProcessOf(prefix);
+    // A window of 20 with 15 left: alone on the key, it would send 5 (beyond half the limit).
+    await coordinator.observe(answered(15, 50_000, 20));
+    const { inspector, base, redisNow } = await keyOnRedis(prefix);
+    // A version of format 2 runs 12 processes on the key, present on Redis for 10 s more.
+    await inspector.zAdd(`${base}:formats`, { score: redisNow + 10_000, value: '2' });
+    await inspector.zAdd(`${base}:processes`, Array.from({ length: 12 }, (_, i) => ({ score: redisNow + 10_000, value: `other${i}` })));
+    // Each request granted is answered (one less left) before the next decision.
+    const kinds: string[] = [];
+    for (let remaining = 15; kinds.length < 6; ) {
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      kinds.push(decision.kind);
+      if (decision.kind !== 'granted') continue;
+      await coordinator.observe(answered(--remaining, 50_000, 20));
+      decision.release();
+    }
+    // 13 processes: the 12 others may each still send one of the 15 left, so this one sends 3.
+    expect(kinds).toEqual(['granted', 'granted', 'granted', 'busy', 'busy', 'busy']);
+    expect(await inspector.zCard(`${base}:processes`)).toBe(13);
+  });
+
   it('nothing in Redis names the key: keys are hashes under the prefix, values are numbers, and every entry expires', async () => {
     const server = budgetServer(2);
     const prefix = fresh();
@@ -1068,7 +1095,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
       expect(key).not.toContain(KEY);
-      expect(key).toMatch(new RegExp(`^${prefix}:[0-9a-f]{32}:(v1:(state|slots|processes)|formats)$`));
+      expect(key).toMatch(new RegExp(`^${prefix}:[0-9a-f]{32}:(v1:(state|slots)|formats|processes)$`));
       expect(await inspector.pTTL(key)).toBeGreaterThan(0);
       const values = key.endsWith(':state') ? Object.values(await inspector.hGetAll(key)) : await inspector.zRange(key, 0, -1);
       for (const value of values) expect(String(value)).toMatch(/^-?\d+$/);
