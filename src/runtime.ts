@@ -73,8 +73,8 @@ export function notify<T>(listeners: Iterable<(value: T) => void>, value: T): vo
  * Waits `ms` milliseconds (forever for `Infinity`), or until `wake` resolves, whichever comes
  * first; rejects with the signal's reason as soon as it aborts. The one abortable wait of the
  * package: the client's retries, rate-limit windows and waits for a slot, and the reference
- * server's injected latency, all use it (as {@link orAbort} does), and it uses `setTimeout`, so
- * fake timers drive every wait.
+ * server's injected latency, all use it, and it uses `setTimeout`, so fake timers drive every
+ * wait. ({@link orAbort} waits for a promise, not a time: it needs no timer and stands apart.)
  */
 export function sleep(ms: number, signal?: AbortSignal, wake?: (signal: AbortSignal) => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
