@@ -66,8 +66,8 @@ export interface RedisCoordinatorOptions {
    */
   commandTimeoutMs?: number | undefined;
   /**
-   * Told once when Redis fails (or lost the key's state, or processes of another version of the
-   * SDK share the key in another state format) and the client falls back, and once when it rejoins.
+   * Told once when Redis fails (or lost the key's state) and the client falls back, and once when
+   * it rejoins.
    * @default the `logger` of each client bound to the key, at warn level (so its `logLevel` applies), else console.warn
    */
   onWarning?: ((message: string) => void) | undefined;
@@ -133,28 +133,29 @@ redis.call('PEXPIREAT', ${set}, tonumber(last[2]) + 1000)`;
 
 /**
  * The format of the key's state and messages. It names this version's keys and channel
- * (`<prefix>:<hash>:v1:state`), so that no version reads another's as its own: bump it with any
- * change another version would misread. What every format keeps, this one and those to come: at
- * each decision, the script adds its format to `<prefix>:<hash>:formats`, a sorted set scored by
- * the Redis time until which it counts (60 s on), and a process that finds another format there
- * decides alone, as when Redis fails ({@link ACQUIRE}, kind 5), until that one has gone: the
- * processes of two versions (a rolling deploy) spend one budget that neither can count whole.
- * Every format also keeps the key's processes in `<prefix>:<hash>:processes` (not under `v1`; a
- * sorted set of process ids scored by the Redis time until which they count), registered before
- * the format is checked and counted in kind 5's reply: falling back, a process leaves room for
- * the processes of every version, not only its own (counting its own alone, 10 + 10 processes on
- * a budget of 20 sent 29 requests, 9 429s, 8 inside Retry-After, a ban).
+ * (`<prefix>:<hash>:v1:state`), so that no version reads another's as its own: bump it (to the
+ * next integer) with any change another version would misread. What every format keeps, this
+ * one and those to come: at each decision, the script adds its format to
+ * `<prefix>:<hash>:formats`, a sorted set scored by the Redis time until which it counts (60 s
+ * on), and its process to `<prefix>:<hash>:processes` (not under `v1`), scored the same way.
+ * During a rolling deploy (or a rollback) the newer version adapts: while an older format is
+ * present, a version speaks it (its keys, scripts and messages), and when it switches between
+ * formats it carries what it knows over, in one script. So this version, of the first format,
+ * keeps its own whatever newer format it finds there: the processes of both versions then
+ * coordinate as one on one state. Standing aside instead (each process deciding alone while
+ * another format was present) cannot be made safe: 10 + 10 fresh processes of two formats on a
+ * budget of 20 sent 29–30 requests, 9–10 429s and got the key banned; one format alone sends 20.
  */
 const FORMAT = '1';
 
 /**
  * KEYS: state, slots, processes, formats. ARGV: throttle (0/1), leaseMs, slot id, deadline (0: none),
- * process id, process TTL, channel, format. Registers the process (it counts among the key's, of
- * every format, until its TTL ends), then the format ({@link FORMAT}): another one present answers
- * kind 5 with it and the processes, and nothing else is done. A grant publishes `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which
- * falls back counts the slots taken after its own last decision.
+ * process id, process TTL, channel, format. Marks the process (it counts among the key's, of
+ * every format, until its TTL ends) and the format ({@link FORMAT}) present. A grant publishes
+ * `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which falls back counts the
+ * slots taken after its own last decision.
  * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision) }:
- * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late, 5 another format ({ 5, 0, 0, '', processes, 0, format }).
+ * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
 const ACQUIRE = `${NOW}
 ${LATE('ARGV[4]', "{4, 0, 0, '', 0, 0}")}
@@ -165,9 +166,6 @@ local processes = redis.call('ZCARD', KEYS[3])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[8])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 ${SET_TTL('KEYS[4]')}
-for _, format in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  if format ~= ARGV[8] then return {5, 0, 0, '', processes, 0, format} end
-end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered')
 local announced = tonumber(s[1]) or 0
@@ -321,15 +319,6 @@ function script(redis: RedisClient, source: string) {
 
 /** Why {@link bounded} gave up: Redis did not answer in time. */
 class SlowRedis extends Error {}
-
-/** Why a decision was not taken on Redis: processes of another version share the key in another format ({@link FORMAT}). */
-class OtherFormat extends Error {
-  constructor(format: string) {
-    super(
-      `processes of another version of @animal-store/sdk share this key on Redis, keeping its rate-limit state in format ${format.slice(0, 20)} (this one's is ${FORMAT}), which neither reads: rate limits are coordinated in this process only, as when Redis fails, until they have stopped for 60 s. Finish the rolling deploy (or the rollback) so that one version runs.`,
-    );
-  }
-}
 
 /** Rejects after `ms` (never for `Infinity`), or when `signal` aborts: no decision waits on Redis longer. */
 function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
@@ -576,13 +565,8 @@ class Shared implements RateLimitCoordinator {
     const { take, hold, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
-      const [kind, waitMs, banned, shared, processes, inFlight, format] = reply as [number, number, number, string, number, number, string?];
+      const [kind, waitMs, banned, shared, processes, inFlight] = reply as [number, number, number, string, number, number];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
-      if (kind === 5) {
-        // The processes of every format, counted before this one falls back: it leaves room for them.
-        this.#count(processes, 0);
-        throw new OtherFormat(String(format));
-      }
       // Decided on a state that is not the one this process knows (Redis lost that, or this one
       // since, or went back to an older copy of it), or this process fell back meanwhile (a
       // message told it of a lost state, which other processes may not have restored yet): the
@@ -826,11 +810,7 @@ class Shared implements RateLimitCoordinator {
 
   #fail(error: unknown): void {
     if (this.#failedAt === undefined) {
-      this.#warn(
-        error instanceof OtherFormat
-          ? `@animal-store/sdk: ${error.message}`
-          : `@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`,
-      );
+      this.#warn(`@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`);
     }
     this.#failedAt = performance.now();
   }
