@@ -140,7 +140,10 @@ redis.call('PEXPIREAT', ${set}, tonumber(last[2]) + 1000)`;
  * on), and its process to `<prefix>:<hash>:processes` (not under `v1`), scored the same way.
  * During a rolling deploy (or a rollback) the newer version adapts: while an older format is
  * present, a version speaks it (its keys, scripts and messages), and when it switches between
- * formats it carries what it knows over, in one script. So this version, of the first format,
+ * formats it carries what it knows over, in one script. A process of an older format that has not
+ * decided for 60 s is still there while it stays subscribed to its format's channel (from its
+ * first decision until its Redis client closes): `PUBSUB NUMSUB` counts them before a newer version
+ * leaves the older format. So this version, of the first format,
  * keeps its own whatever newer format it finds there: the processes of both versions then
  * coordinate as one on one state. Standing aside instead (each process deciding alone while
  * another format was present) cannot be made safe: 10 + 10 fresh processes of two formats on a

@@ -134,9 +134,10 @@ function petBody(pet: unknown): string {
 
 /**
  * The query string of `listPets`: the spec's parameters, then any other as given (the service
- * decides on those). A value a query string cannot carry is a `ValidationError`.
+ * decides on those). A value a query string cannot carry is a `ValidationError`, which shows an
+ * API key used as the parameter's name as `[redacted]`.
  */
-function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, unknown>): string {
+function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, unknown>, redact: (text: string) => string): string {
   // Both spec values are validated: an integer and a member of the status enum need no escaping.
   const search = [limit === undefined ? '' : `limit=${limit}`, status === undefined ? '' : `status=${status}`];
   for (const [name, value] of Object.entries(rest)) {
@@ -147,8 +148,9 @@ function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, un
       if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') pair = `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
     } catch {}
     if (pair === undefined) {
-      const message = `listPets: query.${name.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate).${NOTHING_SENT}`;
-      throw new ValidationError({ issues: [{ code: 'custom', path: [name], message, input: value }], message });
+      const shown = redact(name);
+      const message = `listPets: query.${shown.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate).${NOTHING_SENT}`;
+      throw new ValidationError({ issues: [{ code: 'custom', path: [shown], message, input: typeof value === 'string' ? redact(value) : value }], message });
     }
     search.push(pair);
   }
@@ -353,7 +355,7 @@ export class PetStoreClient {
     const url = (path: string) => this.#options.baseUrl.href + path;
     this.withResponse = Object.freeze({
       listPets: async (query?: ListPetsQuery, options?: RequestOptions) => {
-        const search = listQuery(argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets'));
+        const search = listQuery(argument(ListPetsQuerySchema, query ?? {}, 'query', 'listPets'), this.#options.redact);
         return this.#call({ name: 'listPets', method: 'GET', url: url(search ? `pets?${search}` : 'pets'), schema: PetListSchema }, options);
       },
       createPet: async (pet: NewPet, options?: RequestOptions) =>
@@ -472,7 +474,7 @@ export class PetStoreClient {
     const { retries, ...read } = guarded(
       what,
       () => {
-        checkRequestOptions(options, what);
+        checkRequestOptions(options, what, this.#options.redact);
         const { signal, timeout = this.#options.timeout, maxRetries = this.#options.maxRetries, headers } = options;
         return { signal, timeout, retries: maxRetries, headers: this.#headersFor(operation, headers) };
       },

@@ -260,9 +260,10 @@ const REQUEST_OPTIONS = Object.keys({ signal: 0, timeout: 0, maxRetries: 0, head
 
 /**
  * Throws `ValidationError` for an option the client does not know (`retries`, `baseURL`), naming
- * the one most likely meant: a misspelt option would otherwise be ignored without a word.
+ * the one most likely meant: a misspelt option would otherwise be ignored without a word. A name
+ * that is the API key (pasted as a name) shows as `[redacted]`.
  */
-function checkKnown(options: object, known: readonly string[], what: string): void {
+function checkKnown(options: object, known: readonly string[], what: string, redact: (text: string) => string): void {
   // From JavaScript, `null` (or a string) can arrive where the types say an object.
   if (typeof options !== 'object' || options === null) {
     throw configError(`${what} must be an object, such as { ${known.slice(0, 4).join(', ')} }.`, 'options');
@@ -271,13 +272,14 @@ function checkKnown(options: object, known: readonly string[], what: string): vo
     if (known.includes(name)) continue;
     const lower = name.toLowerCase();
     const meant = known.find((option) => option.toLowerCase() === lower || option.toLowerCase().endsWith(lower));
-    throw configError(`${what}: unknown option "${name.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`, name);
+    const shown = redact(name);
+    throw configError(`${what}: unknown option "${shown.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`, shown);
   }
 }
 
 /** Checks a call's options: known names, and numbers in range. */
-export function checkRequestOptions(options: RequestOptions, what: string): void {
-  checkKnown(options, REQUEST_OPTIONS, what);
+export function checkRequestOptions(options: RequestOptions, what: string, redact: (text: string) => string): void {
+  checkKnown(options, REQUEST_OPTIONS, what, redact);
   // Most calls pass no options, or headers only (checked where they are read): nothing to check.
   if (Object.keys(options).some((name) => name !== 'headers')) checkOptions(options, what);
 }
@@ -369,9 +371,9 @@ function bound(coordinator: RateLimitCoordinator | undefined, scope: Coordinator
 export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   // A value read from the environment is blamed on its variable: the code does not show it.
   const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
-  checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options');
+  const apiKey = (options as ClientOptions | null)?.apiKey ?? env('PETSTORE_API_KEY');
+  checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options', redactor(typeof apiKey === 'string' ? [apiKey] : []));
   checkOptions(options, 'PetStoreClient options');
-  const apiKey = options.apiKey ?? env('PETSTORE_API_KEY');
   if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY');
   if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
     // The key itself is never part of the message: it may be a real key with a stray newline.

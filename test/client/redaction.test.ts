@@ -82,6 +82,28 @@ describe.each(KEYS)('the key %j', (key) => {
     }
   });
 
+  it('pasted as a name (an unknown option of the client or of a call, a listPets query parameter a query string cannot carry): the ValidationError shows [redacted] (before: it quoted the name, key included)', async () => {
+    const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
+    const thrown: unknown[] = [];
+    try {
+      new PetStoreClient({ apiKey: key, baseUrl: 'https://proxy.test/v1', [key]: true } as ClientOptions);
+    } catch (error) {
+      thrown.push(error);
+    }
+    const client = new PetStoreClient({ apiKey: key, baseUrl: 'https://proxy.test/v1', fetch: server.fetch });
+    thrown.push(await run(client.listPets({}, { [key]: 1 } as never)));
+    thrown.push(await run(client.listPets({ [key]: { nested: true } } as never)));
+    thrown.push(await run(client.listPets({ [key]: `${key}\ud800` } as never)));
+    expect(thrown).toHaveLength(4);
+    for (const error of thrown) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).message).toContain('[redacted]');
+      expect((error as ValidationError).issues[0]!.path).toEqual(['[redacted]']);
+    }
+    expect(shown(...thrown)).not.toSatisfy((text: string) => holds(text, key));
+    expect(server.inspect().keys[key]?.requests ?? 0).toBe(0);
+  });
+
   it('quoted by a fetch that fails with the request\'s URL (Deno: "error sending request for url (…)"): the message and the error\'s cause show [redacted], the cause keeps its class and code (before: the cause was the fetch\'s error as thrown, key included)', async () => {
     const fetch = async (request: Request) => {
       const cause = Object.assign(new Error(`connect refused for ${request.url}`), { code: 'ECONNREFUSED', url: request.url });
