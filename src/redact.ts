@@ -23,17 +23,20 @@ function character(c: string): string {
  * inside a longer token (`[\w.~+-]` on either side), so a key `k` leaves `invalid_api_key` as it
  * is; a period after it ends a sentence unless the token goes on. A `/`, `=`, `?` or `&` is a
  * boundary: a key is found as a path segment (`https://proxy.example/KEY/v1`) and as a query
- * value (`?token=KEY`), and after a percent-escape (`Bearer%20KEY`). The keys are visible ASCII;
- * one holding `"` or `\` (no real key does) is escaped in JSON, and not found there.
+ * value (`?token=KEY`), and after a percent-escape (`Bearer%20KEY`). The keys are visible ASCII.
  */
 function keyPattern(keys: readonly string[]): RegExp {
   const alternatives = keys.map((key) => [...key].map(character).join(''));
   return new RegExp(`(?:(?<![\\w.~+-])|(?<=%[\\dA-Fa-f]{2}))(?:${alternatives.join('|')})(?!\\.?[\\w~+-])`, 'g');
 }
 
-/** `text` with each of `keys` shown as {@link REDACTED} where it stands alone (see {@link keyPattern}). */
+/**
+ * `text` with each of `keys` shown as {@link REDACTED} where it stands alone (see {@link keyPattern}),
+ * also as JSON writes a key holding `"` or `\` (escaped), and as a URL parser writes a key with
+ * `\` in a path (`https://proxy.example/KEY/v1`): with `/`. No real key holds either.
+ */
 export function redactor(keys: readonly string[]): (text: string) => string {
   if (keys.length === 0) return (text) => text;
-  const pattern = keyPattern(keys);
+  const pattern = keyPattern([...new Set(keys.flatMap((key) => [key, JSON.stringify(key).slice(1, -1), key.replaceAll('\\', '/')]))]);
   return (text) => text.replace(pattern, REDACTED);
 }

@@ -11,8 +11,11 @@ import { ConnectionError, NotFoundError, PetStoreClient, ValidationError, type C
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, START } from './harness.js';
 
-/** A plain key, and one holding what URLs and base64 hold: `+`, `/`, `=`, `%` and `~`. */
-const KEYS = ['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'];
+/**
+ * A plain key, one holding what URLs and base64 hold (`+`, `/`, `=`, `%` and `~`), and one with `\`
+ * (no real key has it), which JSON escapes and a URL parser turns into `/` in a path.
+ */
+const KEYS = ['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x', 'sk\\live\\LEAKCANARY'];
 
 beforeEach(() => void vi.useFakeTimers({ now: START }));
 afterEach(() => vi.useRealTimers());
