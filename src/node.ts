@@ -4,6 +4,7 @@
  *
  * @module @animal-store/sdk/node
  */
+import { setMaxListeners } from 'node:events';
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -88,6 +89,27 @@ interface BodyWatch {
 /** Whether a raw header line's name is `lower` (given in lower case), in any case: lengths first, so most lines cost no copy. */
 const named = (name: string, lower: string) => name.length === lower.length && name.toLowerCase() === lower;
 
+/** Each connection's {@link closing} signal, once a request on it has waited. */
+const closings = new WeakMap<Socket, AbortSignal>();
+
+/**
+ * A signal that aborts when the client's connection closes: whatever its requests still wait on
+ * (a fault's latency) then has nobody to answer, and the server acts on nothing, as in-process
+ * when a request's `signal` aborts. One per connection, made only when a request first waits.
+ */
+function closing(socket: Socket): AbortSignal {
+  let signal = closings.get(socket);
+  if (signal) return signal;
+  const controller = new AbortController();
+  signal = controller.signal;
+  // Every pipelined request on the connection may wait on it at once: that is no leak.
+  setMaxListeners(0, signal);
+  if (socket.destroyed) controller.abort();
+  else socket.once('close', () => controller.abort());
+  closings.set(socket, signal);
+  return signal;
+}
+
 /** The reference server's view of a node:http request: no `Request` is built (see ServerCore). */
 function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incoming {
   const method = req.method ?? 'GET';
@@ -110,6 +132,9 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
     method,
     url,
     header,
+    get signal() {
+      return closing(req.socket);
+    },
     body:
       method === 'GET' || method === 'HEAD'
         ? null

@@ -44,7 +44,10 @@ export interface Incoming {
   header(name: string): string | null;
   /** Opens the body, or `null` when the request has none. */
   body: (() => ChunkReader) | null;
-  /** Aborts when the caller gives up: the server then stops waiting (on a fault's latency) and acts on nothing. */
+  /**
+   * Aborts when the caller gives up (in-process, its `Request`'s signal; over node:http, its
+   * connection closing): the server then stops waiting (on a fault's latency) and acts on nothing.
+   */
   signal?: AbortSignal;
 }
 

@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
@@ -313,6 +313,33 @@ describe('startReferenceServer', () => {
     await expect.poll(() => log.length).toBe(1);
     expect(log[0]).toMatchObject({ status: 0 });
     expect(log[0]!.truncated).toBeUndefined();
+  });
+
+  it.each([
+    ['closes', (socket: Socket) => socket.destroy()],
+    ['resets', (socket: Socket) => socket.resetAndDestroy()],
+  ])('a client that %s its connection while an injected latency holds the answer has nothing acted on, as in-process (before: the pet was created and the request counted)', async (_, leave) => {
+    // Only the latency's timer is faked: node:http and the sockets keep their own.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () =>
+        socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+      );
+      socket.on('error', () => {});
+      await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the answer on the latency' }).toBe(1);
+      leave(socket);
+      await expect.poll(() => running!.server.requests(), { message: 'the server stops holding an answer nobody waits for' }).toEqual([
+        expect.objectContaining({ method: 'POST', path: '/v1/pets', status: 0, code: undefined, fault: 'latency', key: null }),
+      ]);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
+      expect(log).toEqual([expect.objectContaining({ method: 'POST', status: 0 })]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a truncated answer is logged with its status and as truncated, not as a drop', async () => {
