@@ -418,6 +418,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
    */
   function close(reply: Reply, exchange: Exchange, journal: Journal | undefined): Reply {
     if (exchange.method.toUpperCase() === 'HEAD') {
+      // The length the GET's body has (RFC 9110, section 8.6), set here since no body is left to
+      // measure: Bun.serve and Deno.serve would send 0 for a bodiless answer, node:http and workerd none.
+      if (reply.body !== null) reply.headers['Content-Length'] = String(new TextEncoder().encode(reply.body).length);
       reply.body = null;
       delete reply.truncated;
     }

@@ -16,7 +16,7 @@ import type { Consumer } from '../support/consumer.js';
 import { run, ROOT } from '../support/consumer.js';
 import { freePort } from '../support/ports.js';
 import type { CliRequest } from './entries/cli.js';
-import type { ScenarioConfig, ScenarioReport } from './scenario.js';
+import { probeHead, type ScenarioConfig, type ScenarioReport } from './scenario.js';
 
 const BIN = join(ROOT, 'node_modules/.bin');
 export const NODE_24 = join(ROOT, 'node_modules/node/bin/node');
@@ -104,7 +104,7 @@ const worker :Workerd.Worker = (
     if (report.crashed) throw new Error(`the scenario threw in workerd: ${JSON.stringify(report.crashed)}\n${stderr}`);
     // A worker knows no version of its runtime; this is the npm package's that served it.
     const { version } = JSON.parse(await readFile(join(ROOT, 'node_modules/workerd/package.json'), 'utf8')) as { version: string };
-    return { ...report, runtime: `${report.runtime} ${version}` };
+    return { ...report, runtime: `${report.runtime} ${version}`, served: await probeHead(`${url}v1`) };
   } finally {
     child.kill('SIGKILL');
   }

@@ -71,6 +71,18 @@ const HOST: Record<string, { userAgent: RegExp | null; warning: 'process' | 'con
   WebKit: { userAgent: null, warning: 'console' },
 };
 
+/**
+ * The HTTP server each runtime that has one serves the reference server with, as its users would
+ * (browsers serve none): the scenario reads `GET` and `HEAD` back over it.
+ */
+const SERVER: Record<string, string> = {
+  'Node 22': 'node:http (@animal-store/sdk/node)',
+  'Node 24': 'node:http (@animal-store/sdk/node)',
+  Bun: 'Bun.serve({ fetch: server.fetch })',
+  Deno: 'Deno.serve(server.fetch)',
+  workerd: 'a workerd module (server.fetch)',
+};
+
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 const MODES = [
@@ -115,6 +127,15 @@ describe.each(RUNTIMES)('the packed package in %s', (name, runtime, readmeRow, r
     it('a body streamed one byte per chunk decodes characters split across chunks', () => {
       expect(report.host.streamed).toEqual([STREAMED_NAME]);
     });
+
+    if (SERVER[name]) {
+      it(`HEAD over ${SERVER[name]} carries the Content-Length its GET has, and no body (before: 0 under Bun and Deno, none under Node and workerd)`, () => {
+        const { get, head } = report.served!;
+        expect(get.bytes).toBeGreaterThan(0);
+        expect(get.contentLength).toBe(String(get.bytes));
+        expect(head).toEqual({ contentLength: String(get.bytes), bytes: 0 });
+      });
+    }
 
     it('maxResponseBytes fails a larger body, with or without Content-Length', () => {
       const tooLarge = { name: 'ConnectionError', petStoreError: true, message: expect.stringContaining('maxResponseBytes') };

@@ -80,12 +80,38 @@ export interface HostReport {
   tooLarge: { chunked: ErrorReport | 'resolved'; declared: ErrorReport | 'resolved' };
 }
 
+/** One answer as read over HTTP: its `Content-Length` and how many bytes of body came. */
+export interface LengthReport {
+  contentLength: string | null;
+  bytes: number;
+}
+
+/** `GET` and `HEAD /v1/pets` as a reference server served by a runtime's own HTTP server answered them. */
+export interface ServedReport {
+  get: LengthReport;
+  head: LengthReport;
+}
+
 export interface ScenarioReport {
   /** Which runtime ran it, as it names itself: `node 22.23.3`, `bun 1.4.5`, a user agent. */
   runtime: string;
   host: HostReport;
   inProcess: ModeReport;
   http: ModeReport;
+  /** Where the runtime serves HTTP itself (not in a page): the reference server served by it. */
+  served?: ServedReport;
+}
+
+/** The options of every reference server of the scenario: its key and its pets. */
+export const SERVER_OPTIONS = { apiKeys: { [SCENARIO.apiKey]: SCENARIO.plan }, pets: SCENARIO.pets };
+
+/** Sends `GET` and `HEAD /pets` to the reference server at `baseUrl` over HTTP, with `fetch`, and reports their lengths. */
+export async function probeHead(baseUrl: string, fetch: typeof globalThis.fetch = globalThis.fetch): Promise<ServedReport> {
+  const read = async (method: string): Promise<LengthReport> => {
+    const response = await fetch(`${baseUrl}/pets`, { method, headers: { Authorization: `Bearer ${SCENARIO.apiKey}` } });
+    return { contentLength: response.headers.get('Content-Length'), bytes: (await response.arrayBuffer()).byteLength };
+  };
+  return { get: await read('GET'), head: await read('HEAD') };
 }
 
 /** The runtime this runs in, by the globals it has. */
@@ -227,10 +253,9 @@ async function runHost(server: { fetch: Fetch }): Promise<HostReport> {
 
 /** The whole scenario: in-process first, then over HTTP against the test's servers. */
 export async function runScenario(config: ScenarioConfig): Promise<ScenarioReport> {
-  const apiKeys = { [SCENARIO.apiKey]: SCENARIO.plan };
-  const host = await runHost(createReferenceServer({ apiKeys, pets: SCENARIO.pets }));
-  const server = createReferenceServer({ apiKeys, pets: SCENARIO.pets });
-  const slowServer = createReferenceServer({ apiKeys, pets: SCENARIO.pets, faults: { rate: 1, kinds: ['latency'], latencyMs: SCENARIO.latencyMs } });
+  const host = await runHost(createReferenceServer(SERVER_OPTIONS));
+  const server = createReferenceServer(SERVER_OPTIONS);
+  const slowServer = createReferenceServer({ ...SERVER_OPTIONS, faults: { rate: 1, kinds: ['latency'], latencyMs: SCENARIO.latencyMs } });
   const inProcess = await runMode('http://in-process.test/v1', server.fetch, 'http://in-process.test/v1', slowServer.fetch);
   const network: Fetch = (request, init) => globalThis.fetch(request, init);
   const http = await runMode(config.baseUrl, network, config.slowBaseUrl, network);

@@ -125,6 +125,15 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect((await send(fits)).status).toBe(200);
       });
 
+      it('HEAD answers the Content-Length its GET\'s body has, errors included, and no body (before: none, or 0 under Bun.serve and Deno.serve)', async () => {
+        for (const [path, key] of [['/pets?limit=7', KEYS.pro], ['/pets', null], ['/animals', KEYS.pro]] as const) {
+          const body = await (await send(path, { key })).text();
+          const head = await send(path, { method: 'HEAD', key });
+          expect(head.headers.get('Content-Length'), `HEAD ${path}`).toBe(String(new TextEncoder().encode(body).length));
+          expect(await head.text()).toBe('');
+        }
+      });
+
       it('a trailing slash reaches the same route', async () => {
         expect((await send('/pets/')).status).toBe(200);
       });
