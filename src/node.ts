@@ -374,11 +374,13 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       last.watch.broken = new BrokenBody(...unparsed(err, true));
       return void last.watch.cut?.(last.watch.broken);
     }
-    const refusal = () => answerSocket(socket, refuse(...unparsed(err, false)));
-    // An answer already ended may still wait in node:http's queue behind an earlier pipelined
-    // one: the refusal goes out once the last answer has left (its 'close'), after all of them.
-    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', refusal);
-    else refusal();
+    // Refused now, as it arrived (the journal orders by arrival), and answered in its turn: an
+    // answer already ended may still wait in node:http's queue behind an earlier pipelined one,
+    // so the refusal goes out once the last answer has left (its 'close'), after all of them.
+    const refusal = refuse(...unparsed(err, false));
+    const answer = () => answerSocket(socket, refusal);
+    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', answer);
+    else answer();
   });
   // CONNECT never reaches the request handler either: node hands over the socket, and without
   // this listener closes it unanswered. The socket is ours now, its errors included.

@@ -40,34 +40,41 @@ export interface RequestRecord {
 /** How many requests the journal keeps; older ones are forgotten first. */
 export const JOURNAL_SIZE = 1_000;
 
-/** A request while it is being answered: a {@link RequestRecord} with its time as a number. */
-export type Exchange = Omit<RequestRecord, 'time'> & { at: number };
+/**
+ * A request while it is being answered: a {@link RequestRecord} with its time as a number, and
+ * `seq`, its place in the order requests arrived at the server.
+ */
+export type Exchange = Omit<RequestRecord, 'time'> & { at: number; seq: number };
 
-/** The last {@link JOURNAL_SIZE} exchanges, oldest first. */
+/**
+ * The last {@link JOURNAL_SIZE} exchanges to arrive, in the order they arrived. Each is added as
+ * it ends, and requests do not end in the order they came (a body still arriving, an injected
+ * latency, pipelined requests behind them answered at once): a late one goes back to its place.
+ */
 export class Journal {
   #entries: Exchange[] = [];
-  #next = 0;
 
   add(entry: Exchange): void {
-    if (this.#entries.length < JOURNAL_SIZE) this.#entries.push(entry);
-    else this.#entries[this.#next] = entry;
-    this.#next = (this.#next + 1) % JOURNAL_SIZE;
+    const entries = this.#entries;
+    let at = entries.length;
+    while (at > 0 && entries[at - 1]!.seq > entry.seq) at--;
+    if (at === entries.length) entries.push(entry);
+    else entries.splice(at, 0, entry);
+    // The oldest to arrive is forgotten, even the one just added (1,000 came after it).
+    if (entries.length > JOURNAL_SIZE) entries.shift();
   }
 
   list(): RequestRecord[] {
-    const full = this.#entries.length === JOURNAL_SIZE;
-    const ordered = full ? [...this.#entries.slice(this.#next), ...this.#entries.slice(0, this.#next)] : this.#entries;
-    return ordered.map(recorded);
+    return this.#entries.map(recorded);
   }
 
   clear(): void {
     this.#entries = [];
-    this.#next = 0;
   }
 }
 
 /** The public form of an exchange. */
-export function recorded({ at, ...rest }: Exchange): RequestRecord {
+export function recorded({ at, seq: _, ...rest }: Exchange): RequestRecord {
   return { time: new Date(at).toISOString(), ...rest };
 }
 

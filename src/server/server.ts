@@ -47,7 +47,11 @@ export interface ReferenceServer {
    * ```
    */
   readonly clock: ServerClock;
-  /** The last 1,000 requests, oldest first, each as it ended (status 0: no answer reached its client); admin requests are not recorded. */
+  /**
+   * The last 1,000 requests to arrive, in the order they arrived (not the order they were
+   * answered), each as it ended (status 0: no answer reached its client); requests still being
+   * answered and admin requests are not listed.
+   */
   requests(): RequestRecord[];
   /** Forgets the recorded requests. */
   clearRequests(): void;
@@ -199,7 +203,10 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     lastNow = read;
     return read + offset;
   };
-  /** Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet, and a counter. */
+  /**
+   * Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet,
+   * and a counter, taken as each request arrives, which also orders the journal.
+   */
   const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;
   /**
@@ -397,7 +404,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     let path = request ? recordedPath(target, request.header('Authorization')) : '?';
     // A target too long to serve is kept by its start: a thousand of them must not hold megabytes.
     if (target.length > MAX_TARGET_LENGTH) path = `${path.slice(0, 100)}…`;
-    return { at: now(), method, path, status: 0, requestId: idPrefix + (++sequence).toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
+    const seq = ++sequence;
+    return { at: now(), seq, method, path, status: 0, requestId: idPrefix + seq.toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
   }
 
   /** The journal a request arriving now is recorded in: none for a served admin API. */

@@ -257,6 +257,38 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.requests()).toEqual([]);
   });
 
+  it('the journal lists requests in the order they arrived: a createPet whose body was still arriving comes before what was answered meanwhile, and once 1,000 arrived after it, it is the one forgotten (before: listed as answered)', async () => {
+    const server = createReferenceServer({ apiKeys: { k: { perMinute: 5_000, perDay: 5_000 } } });
+    /** A createPet whose body arrives when `finish()` is called. */
+    const slowPost = () => {
+      let finish!: () => void;
+      const body = new ReadableStream<Uint8Array>({
+        start: (stream) =>
+          void (finish = () => {
+            stream.enqueue(new TextEncoder().encode('{"name":"Late","categoryId":1}'));
+            stream.close();
+          }),
+      });
+      const init = { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body, duplex: 'half' };
+      return { answer: server.fetch(new Request('http://a.test/v1/pets', init as RequestInit)), finish };
+    };
+    const early = slowPost();
+    await get(server, '/v1/store/orders?i=0');
+    early.finish();
+    expect((await early.answer).status).toBe(201);
+    expect(server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 201', 'GET /v1/store/orders?i=0 200']);
+
+    server.clearRequests();
+    const late = slowPost();
+    for (let i = 0; i < 1_000; i++) await get(server, `/v1/store/orders?i=${i}`);
+    late.finish();
+    expect((await late.answer).status).toBe(201);
+    const journal = server.requests();
+    expect(journal).toHaveLength(1_000);
+    expect(journal[0]!.path).toBe('/v1/store/orders?i=0');
+    expect(journal.filter(({ method }) => method === 'POST')).toEqual([]);
+  });
+
   it.each(['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'])('the journal and /_admin/requests show [redacted] where the path or query held a key (%j), a configured one or the one presented, raw or percent-encoded (before: the path as sent, key included)', async (key) => {
     const unknown = `${key}-revoked`;
     const server = createReferenceServer({ apiKeys: { [key]: 'free' }, admin: true });
