@@ -142,6 +142,14 @@ describe('configuration', () => {
     expect(make({ colour: 'red' })).toThrow(/unknown option "colour"\. The options are apiKey, baseUrl, .*onDeprecation\./);
   });
 
+  it('an option written in another case or style, or with a slip of the keyboard, names the one meant (max_retries, api_key, timout)', () => {
+    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
+    expect(make({ max_retries: 1 })).toThrow('unknown option "max_retries" (did you mean "maxRetries"?)');
+    expect(make({ base_url: BASE_URL })).toThrow('unknown option "base_url" (did you mean "baseUrl"?)');
+    expect(make({ timout: 1 })).toThrow('unknown option "timout" (did you mean "timeout"?)');
+    expect(make({ loglevel: 'debug' })).toThrow('unknown option "loglevel" (did you mean "logLevel"?)');
+  });
+
   it('options that are not an object (null from JavaScript) are a ValidationError, in the constructor and per call', async () => {
     expect(() => new PetStoreClient(null as never)).toThrow(ValidationError);
     expect(() => new PetStoreClient(null as never)).toThrow('PetStoreClient options must be an object');

@@ -1,0 +1,47 @@
+/**
+ * The name most likely meant by a misspelt one: one rule for the client's options, the Redis
+ * coordinator's and the CLI's flags, so that each "did you mean" answers the same slips.
+ *
+ * @internal
+ * @module
+ */
+
+/** Lower case, without `_` and `-`: `max_retries`, `MaxRetries` and `max-retries` read alike. */
+const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+
+/** Edits between two names (insert, delete, replace, swap two neighbours), or more than `most` once past it. */
+function distance(a: string, b: string, most: number): number {
+  if (Math.abs(a.length - b.length) > most) return most + 1;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      let cost = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cost = Math.min(cost, before[j - 2]! + 1);
+      row.push(cost);
+    }
+    [before, previous] = [previous, row];
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The one of `known` that `name` most likely means: the same but for case, `_` or `-`
+ * (`base_url`), its end (`retries` for `maxRetries`), or one or two slips of the keyboard
+ * (`timout`, `prot`); `undefined` when none is near.
+ */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  const given = plain(name);
+  if (!given) return undefined;
+  const exact = known.find((option) => plain(option) === given || (given.length >= 3 && plain(option).endsWith(given)));
+  if (exact) return exact;
+  const most = given.length < 6 ? 1 : 2;
+  let best: string | undefined;
+  let bestDistance = most + 1;
+  for (const option of known) {
+    const d = distance(given, plain(option), most);
+    if (d < bestDistance) [best, bestDistance] = [option, d];
+  }
+  return best;
+}
