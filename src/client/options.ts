@@ -328,6 +328,16 @@ function makeLevelled(logger: Logger, level: LogLevel): Logger {
 }
 
 /**
+ * The URL meant by a base URL written as a host without its scheme (`localhost:4010/v1`,
+ * `petstore.example/v1`): http for the loopback, https elsewhere; `undefined` for anything else.
+ */
+function schemeless(raw: string): string | undefined {
+  const host = /^([a-z\d-]+(?:\.[a-z\d-]+)*)(?::\d{1,5})?(?:\/|$)/i.exec(raw)?.[1];
+  if (!host || (!host.includes('.') && host.toLowerCase() !== 'localhost')) return undefined;
+  return `${/^(localhost|127\.\d+\.\d+\.\d+)$/i.test(host) ? 'http' : 'https'}://${raw}`;
+}
+
+/**
  * The base URL, resolved against the page's address where there is one (a relative `'/api/v1'`
  * in a browser), checked: http(s), no credentials, ending in `/v1`. Messages never echo a
  * password, nor the API key (a proxy's base URL may hold it: `https://proxy.example/KEY/v1`).
@@ -337,13 +347,18 @@ function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string
   try {
     url = new URL(raw, pageUrl());
   } catch {
-    throw configError(`baseUrl "${redact(String(raw)).slice(0, 200)}"${source} is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").`, 'baseUrl');
+    const meant = schemeless(String(raw));
+    const hint = meant ? `Did you mean "${redact(meant).slice(0, 200)}"?` : 'Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").';
+    throw configError(`baseUrl "${redact(String(raw)).slice(0, 200)}"${source} is not a URL. ${hint}`, 'baseUrl');
   }
   if (url.username || url.password) {
     throw configError(`baseUrl${source} must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.`, 'baseUrl');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw configError(`baseUrl${source} must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".`, 'baseUrl');
+    // `localhost:4010/v1` parses, with `localhost:` for its scheme: a host whose scheme was left out.
+    const meant = schemeless(String(raw));
+    const hint = meant ? ` Did you mean "${redact(meant).slice(0, 200)}"?` : '';
+    throw configError(`baseUrl${source} must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".${hint}`, 'baseUrl');
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1') || url.search || url.hash) {
@@ -375,7 +390,15 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options', redactor(typeof apiKey === 'string' ? [apiKey] : []));
   checkOptions(options, 'PetStoreClient options');
   if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY');
-  if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
+  // Neither message quotes the key: a wrong type or a pasted header may still hold a real one.
+  if (typeof apiKey !== 'string') {
+    const kind = Array.isArray(apiKey) ? 'an array' : typeof apiKey === 'object' ? 'an object' : `a ${typeof apiKey}`;
+    throw configError(`apiKey must be a string; got ${kind}.`, 'apiKey');
+  }
+  if (/^bearer\s/i.test(apiKey)) {
+    throw configError(`apiKey${from('PETSTORE_API_KEY', options.apiKey)} must be the key alone, without "Bearer ": the client sends "Authorization: Bearer <apiKey>" itself.`, 'apiKey');
+  }
+  if (!/^[\x21-\x7e]+$/.test(apiKey)) {
     // The key itself is never part of the message: it may be a real key with a stray newline.
     throw configError(
       `apiKey${from('PETSTORE_API_KEY', options.apiKey)} must be visible ASCII characters with no spaces, tabs or line breaks (check for a trailing newline).`,

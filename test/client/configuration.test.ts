@@ -65,6 +65,23 @@ describe('configuration', () => {
     }
   });
 
+  it('an apiKey that is not a string, or that starts with "Bearer ", is a ValidationError that says what to pass and does not quote it', () => {
+    expect(() => client({ apiKey: 12345 as never })).toThrow('apiKey must be a string; got a number.');
+    expect(() => client({ apiKey: { key: 'sk_live_SECRET' } as never })).toThrow('apiKey must be a string; got an object.');
+    for (const apiKey of ['Bearer sk_live_SECRET', 'bearer  sk_live_SECRET']) {
+      expect(() => client({ apiKey })).toThrow('apiKey must be the key alone, without "Bearer ": the client sends "Authorization: Bearer <apiKey>" itself.');
+      expect(() => client({ apiKey })).not.toThrow(/SECRET/);
+    }
+  });
+
+  it('a baseUrl written as a host without its scheme is a ValidationError that shows the URL meant: http on the loopback, https elsewhere', () => {
+    expect(() => client({ baseUrl: 'localhost:4010/v1' })).toThrow('got the scheme "localhost:". Did you mean "http://localhost:4010/v1"?');
+    expect(() => client({ baseUrl: '127.0.0.1:4010/v1' })).toThrow('is not a URL. Did you mean "http://127.0.0.1:4010/v1"?');
+    expect(() => client({ baseUrl: 'petstore.example/v1' })).toThrow('is not a URL. Did you mean "https://petstore.example/v1"?');
+    // Nothing that looks like a host: no guess.
+    expect(() => client({ baseUrl: 'mailto:x' })).toThrow(/got the scheme "mailto:"\.$/);
+  });
+
   it('a baseUrl with credentials or a scheme other than http(s) is refused without echoing the password', () => {
     expect(() => client({ baseUrl: 'https://user:hunter2@petstore.test/v1' })).toThrow(/must not hold credentials/);
     expect(() => client({ baseUrl: 'https://user:hunter2@petstore.test/v1' })).not.toThrow(/hunter2/);
