@@ -429,6 +429,8 @@ export class PetStoreClient {
    * `retry` and each rate-limit `wait`. Listeners get plain objects without the API key; one that
    * throws is reported and changes nothing. Returns the function that stops listening.
    *
+   * @throws ValidationError for an event the client does not emit (a misspelt one, from
+   * JavaScript, would never be called) or a listener that is not a function.
    * @example
    * ```ts
    * const stop = client.on('retry', ({ operation, retry, delayMs, error }) =>

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import type { ApiError, CallInfo, ConnectionError } from './errors.js';
+import { ValidationError, type ApiError, type CallInfo, type ConnectionError } from './errors.js';
 import { notify } from '../runtime.js';
+import { closest } from '../suggest.js';
 
 /** The payload of each event {@link PetStoreClient.on} can listen to. */
 export interface ClientEventMap {
@@ -55,11 +56,25 @@ export interface ClientEventMap {
   };
 }
 
+// Every event's name, to catch a misspelt one from JavaScript (`responses`), which would
+// otherwise never be called; `satisfies` keeps the list the same as the map.
+const EVENTS = Object.keys({ request: 0, response: 0, retry: 0, wait: 0 } satisfies Record<keyof ClientEventMap, 0>);
+
+/** A `ValidationError` for `client.on()`, with its one issue. */
+function misuse(message: string, path: string): ValidationError {
+  return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
+}
+
 /** The client's listeners. Emitting without listeners costs one lookup and builds no payload. */
 export class ClientEvents {
   #listeners = new Map<keyof ClientEventMap, Set<(payload: never) => void>>();
 
   on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void): () => void {
+    if (!EVENTS.includes(event)) {
+      const meant = closest(String(event), EVENTS);
+      throw misuse(`client.on(): unknown event "${String(event).slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : ''}. The events are ${EVENTS.join(', ')}.`, 'event');
+    }
+    if (typeof listener !== 'function') throw misuse(`client.on("${event}"): the listener must be a function.`, 'listener');
     let set = this.#listeners.get(event);
     if (!set) this.#listeners.set(event, (set = new Set()));
     const entry = (payload: ClientEventMap[E]) => listener(payload);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AbortError, ApiError, NotFoundError, PetStoreError, type Logger } from '@animal-store/sdk';
+import { AbortError, ApiError, NotFoundError, PetStoreError, ValidationError, type Logger } from '@animal-store/sdk';
 import { run, settle, START, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
@@ -144,6 +144,14 @@ describe('events', () => {
       expect.objectContaining({ operation: 'listPets', url: expect.stringMatching(/limit=2$/), reason: 'busy', waitMs: 10_000, until: expect.any(Date) }),
     ]);
     expect(lines).toContainEqual({ level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting up to 10000 ms for the answers of requests in flight/) });
+  });
+
+  it('an event the client does not emit (a misspelt one, from JavaScript) or a listener that is not a function is a ValidationError', () => {
+    const c = client();
+    expect(() => c.on('responses' as never, () => {})).toThrow(ValidationError);
+    expect(() => c.on('responses' as never, () => {})).toThrow('client.on(): unknown event "responses" (did you mean "response"?). The events are request, response, retry, wait.');
+    expect(() => c.on('error' as never, () => {})).toThrow('client.on(): unknown event "error". The events are request, response, retry, wait.');
+    expect(() => c.on('response', 'log' as never)).toThrow('client.on("response"): the listener must be a function.');
   });
 
   it('a listener that throws is reported and changes nothing; the listener after it still runs; off() stops it', async () => {
