@@ -18,6 +18,7 @@ import type {
 } from './client/coordinator.js';
 import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { notify, Signal } from './runtime.js';
+import { closest } from './suggest.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
 export interface RedisClient {
@@ -340,6 +341,41 @@ function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Prom
   });
 }
 
+// Every option's name, to catch a misspelt one from JavaScript (`commandTimeout`), which would
+// otherwise keep its default without a word; `satisfies` keeps the list the same as the interface.
+const OPTIONS = Object.keys({ redis: 0, prefix: 0, commandTimeoutMs: 0, onWarning: 0 } satisfies Record<keyof RedisCoordinatorOptions, 0>);
+const CLIENT_METHODS = ['evalSha', 'eval', 'duplicate', 'on'] as const;
+const HOW = 'createRedisCoordinator({ redis: await createClient({ url }).connect() }), with createClient from the redis package (node-redis 5 or newer)';
+
+/** Checks the options, from JavaScript too: each `TypeError` says what to pass. */
+function checkOptions(options: unknown): asserts options is RedisCoordinatorOptions {
+  const fail = (problem: string): never => {
+    throw new TypeError(`createRedisCoordinator(): ${problem}`);
+  };
+  const has = (value: unknown, methods: readonly string[]) =>
+    typeof value === 'object' && value !== null && methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+  if (has(options, CLIENT_METHODS)) fail(`pass the client as the redis option: createRedisCoordinator({ redis }).`);
+  if (typeof options !== 'object' || options === null) fail(`pass the options object: ${HOW}.`);
+  const given = options as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (OPTIONS.includes(name)) continue;
+    const meant = closest(name, OPTIONS);
+    fail(`unknown option "${name.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : ''}. The options are ${OPTIONS.join(', ')}.`);
+  }
+  const { redis, prefix, commandTimeoutMs, onWarning } = given;
+  if (!has(redis, CLIENT_METHODS)) {
+    const got =
+      redis === undefined ? 'it is missing'
+      : typeof redis === 'string' ? 'got a string: pass a client, not its URL'
+      : has(redis, ['evalsha', 'duplicate']) ? 'got what looks like an ioredis client, which is not supported'
+      : `got ${typeof redis === 'object' ? 'an object' : `a ${typeof redis}`} without ${CLIENT_METHODS.join(', ')}`;
+    fail(`redis must be a node-redis client; ${got}. Use ${HOW}.`);
+  }
+  if (prefix !== undefined && typeof prefix !== 'string') fail('prefix must be a string.');
+  if (commandTimeoutMs !== undefined && !(typeof commandTimeoutMs === 'number' && commandTimeoutMs > 0)) fail('commandTimeoutMs must be a number of milliseconds above 0.');
+  if (onWarning !== undefined && typeof onWarning !== 'function') fail('onWarning must be a function.');
+}
+
 /**
  * Creates the Redis coordinator. Pass it as the client's `coordinator`: each client binds it to
  * its own API key and base URL, and every client of the same key on the same Redis, in any
@@ -354,8 +390,12 @@ function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Prom
  * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
  * const client = new PetStoreClient({ apiKey, baseUrl, coordinator: createRedisCoordinator({ redis }) });
  * ```
+ *
+ * @throws TypeError when `redis` is not a node-redis client (a URL, an ioredis client) or an
+ * option is unknown or of the wrong type; the message says what to pass.
  */
 export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisCoordinator {
+  checkOptions(options);
   const { redis } = options;
   const prefix = options.prefix ?? 'animal-store:rl';
   const timeoutMs = options.commandTimeoutMs ?? 250;
@@ -363,6 +403,8 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   const bound = new Map<string, Shared>();
   let subscriber: RedisSubscriber | undefined;
   let closed = false;
+  // node-redis is open from `connect()` on, reconnecting included, until it is closed.
+  let opened = false;
 
   /** One pub/sub connection for every key; it never keeps the process alive. */
   const subscribe = async (channel: string, listener: (message: string) => void) => {
@@ -391,8 +433,17 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   };
   // A worker that finishes and closes its Redis client exits: the subscriber goes with it. The app
   // may connect the client again (a serverless function between invocations): Redis is used again.
-  redis.on('end', unsubscribe);
-  const isClosed = () => closed || redis.isOpen === false;
+  redis.on('end', () => {
+    opened = true;
+    unsubscribe();
+  });
+  const isClosed = () => {
+    if (redis.isOpen !== false) opened = true;
+    return closed || redis.isOpen === false;
+  };
+  // A client the app never connected (`createClient()` without `connect()`) is a slip, not a
+  // lifecycle: it is said once, where a client seen open and closed since is quietly not used.
+  const neverConnected = () => !opened && !closed && redis.isOpen === false;
 
   const bind = (scope: CoordinatorScope): RateLimitCoordinator => {
     const id = createHash('sha256').update(`${scope.baseUrl}\n${scope.apiKey}`).digest('hex').slice(0, 32);
@@ -402,7 +453,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
       // in another database keep a state of their own, and must not hear this one's.
       const database = redis.options?.database ?? 0;
       const channel = `${prefix}:${id}:v${FORMAT}:changed${database ? `:db${database}` : ''}`;
-      shared = new Shared(`${prefix}:${id}`, channel, run, timeoutMs, options.onWarning, subscribe, isClosed);
+      shared = new Shared(`${prefix}:${id}`, channel, run, timeoutMs, options.onWarning, subscribe, isClosed, neverConnected);
       bound.set(id, shared);
     }
     if (scope.warn) shared.loggers.add(scope.warn);
@@ -484,6 +535,8 @@ class Shared implements RateLimitCoordinator {
   readonly #held = new Map<string, number>();
   /** Counts the messages received (states, released slots): a refusal is current while it is unchanged. */
   #generation = 0;
+  /** Whether the app was told that its node-redis client was never connected (once). */
+  #toldNotConnected = false;
   /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
   #flight: Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> | undefined;
   /** The releases of the slots the fallback granted that are still held. */
@@ -502,6 +555,7 @@ class Shared implements RateLimitCoordinator {
     private readonly onWarning: ((message: string) => void) | undefined,
     private readonly listen: (channel: string, listener: (message: string) => void) => Promise<void>,
     private readonly closed: () => boolean,
+    private readonly neverConnected: () => boolean,
   ) {
     const own = `${key}:v${FORMAT}`;
     this.#keys = { state: `${own}:state`, slots: `${own}:slots`, processes: `${key}:processes`, formats: `${key}:formats`, channel };
@@ -782,7 +836,13 @@ class Shared implements RateLimitCoordinator {
    * passed (it is back only once a script answers).
    */
   async #redis(signal?: AbortSignal): Promise<boolean> {
-    if (this.closed()) return false;
+    if (this.closed()) {
+      if (!this.#toldNotConnected && this.neverConnected()) {
+        this.#toldNotConnected = true;
+        this.#warn('@animal-store/sdk: the node-redis client given to createRedisCoordinator() is not open (connect it: `await client.connect()`); until it is, rate limits are coordinated in this process only.');
+      }
+      return false;
+    }
     if (this.#failedAt !== undefined && performance.now() - this.#failedAt < REJOIN_AFTER_MS) return false;
     try {
       this.#subscribed ??= this.listen(this.#keys.channel, (message) => this.#receive(message));

@@ -1,0 +1,59 @@
+// createRedisCoordinator's slips from JavaScript, and a node-redis client the app never connected:
+// none of these needs a Redis server.
+import { createClient } from 'redis';
+import { describe, expect, it } from 'vitest';
+import { PetStoreClient } from '@animal-store/sdk';
+import { createRedisCoordinator } from '@animal-store/sdk/redis';
+import { createReferenceServer } from '@animal-store/sdk/server';
+
+const make = (options: unknown) => () => createRedisCoordinator(options as never);
+
+describe('createRedisCoordinator: what it is given', () => {
+  it('no options, a URL, or the client itself instead of { redis } is a TypeError that shows how to pass a connected node-redis client', () => {
+    const redis = createClient();
+    expect(make(undefined)).toThrow(TypeError);
+    expect(make(undefined)).toThrow('createRedisCoordinator(): pass the options object: createRedisCoordinator({ redis: await createClient({ url }).connect() })');
+    expect(make({})).toThrow('createRedisCoordinator(): redis must be a node-redis client; it is missing. Use createRedisCoordinator({ redis: await createClient({ url }).connect() })');
+    expect(make({ redis: 'redis://127.0.0.1:6379' })).toThrow('redis must be a node-redis client; got a string: pass a client, not its URL.');
+    expect(make(redis)).toThrow('createRedisCoordinator(): pass the client as the redis option: createRedisCoordinator({ redis }).');
+    expect(make({ redis: { evalsha() {}, duplicate() {}, on() {} } })).toThrow('got what looks like an ioredis client, which is not supported');
+  });
+
+  it('a misspelt option is a TypeError that names the one meant, and options of the wrong type say what they must be', () => {
+    const redis = createClient();
+    expect(make({ redis, commandTimeout: 100 })).toThrow('createRedisCoordinator(): unknown option "commandTimeout" (did you mean "commandTimeoutMs"?). The options are redis, prefix, commandTimeoutMs, onWarning.');
+    expect(make({ redis, colour: 'red' })).toThrow('unknown option "colour". The options are redis, prefix, commandTimeoutMs, onWarning.');
+    expect(make({ redis, commandTimeoutMs: '250' })).toThrow('commandTimeoutMs must be a number of milliseconds above 0.');
+    expect(make({ redis, prefix: 7 })).toThrow('prefix must be a string.');
+    expect(make({ redis, onWarning: 'console' })).toThrow('onWarning must be a function.');
+    expect(make({ redis, prefix: undefined, commandTimeoutMs: undefined, onWarning: undefined })).not.toThrow();
+  });
+
+  it('a node-redis client the app never connected is said once, and the client coordinates its own calls meanwhile', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const warnings: string[] = [];
+    const coordinator = createRedisCoordinator({ redis: createClient(), onWarning: (message) => void warnings.push(message) });
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request), coordinator });
+    await client.listPets();
+    await client.listPets();
+    expect(warnings).toEqual([
+      '@animal-store/sdk: the node-redis client given to createRedisCoordinator() is not open (connect it: `await client.connect()`); until it is, rate limits are coordinated in this process only.',
+    ]);
+    expect(server.inspect().keys.k?.requests).toBe(2);
+  });
+
+  it('a node-redis client closed after use (its end event) is quietly not used: no warning', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const warnings: string[] = [];
+    // What the coordinator reads of node-redis: the app connected it, then closed it ('end').
+    const ends: (() => void)[] = [];
+    const redis = { isOpen: true, evalSha: async () => {}, eval: async () => {}, duplicate: () => { throw new Error('unused'); }, on: (_: 'end', listener: () => void) => void ends.push(listener) };
+    const coordinator = createRedisCoordinator({ redis: redis as never, onWarning: (message) => void warnings.push(message) });
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request), coordinator });
+    redis.isOpen = false;
+    for (const end of ends) end();
+    await client.listPets();
+    expect(warnings).toEqual([]);
+    expect(server.inspect().keys.k?.requests).toBe(1);
+  });
+});
