@@ -8,6 +8,8 @@ import { startReferenceServer, type BanEvent, type RequestLogEntry, type StartRe
 import { DEFAULTS, DEMO_API_KEY, PLANS, resolveApiKeys, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
+import { SDK_VERSION } from './runtime.js';
+import { closest } from './suggest.js';
 
 const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
 
@@ -33,6 +35,7 @@ Options:
                            for test suites in any language. No key needed: never expose it.
   --log-format F           text (default) or json: one JSON object per line, for log tooling
   --quiet                  Do not log each request
+  -v, --version            Print the version
   -h, --help               Show this help
 
 Example:
@@ -69,28 +72,39 @@ function faultKinds(list: string): FaultKind[] {
   return kinds as FaultKind[];
 }
 
+/** The flags, as `parseArgs` reads them. */
+const FLAGS = {
+  port: { type: 'string', default: '4010' },
+  host: { type: 'string', default: '127.0.0.1' },
+  key: { type: 'string', multiple: true },
+  pets: { type: 'string' },
+  seed: { type: 'string' },
+  'fault-rate': { type: 'string' },
+  'fault-kinds': { type: 'string' },
+  'fault-seed': { type: 'string' },
+  'ratelimit-headers': { type: 'string' },
+  admin: { type: 'boolean', default: false },
+  'log-format': { type: 'string', default: 'text' },
+  quiet: { type: 'boolean', default: false },
+  version: { type: 'boolean', short: 'v', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/** `parseArgs`, with the flag most likely meant after an unknown one (`--prot`: did you mean --port?). */
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /'--?([^'=]+)/.exec((error as Error).message)?.[1];
+    const meant = unknown ? closest(unknown, Object.keys(FLAGS)) : undefined;
+    if (meant) throw new Error(`Unknown option '--${unknown}' (did you mean --${meant}?)`);
+    throw error;
+  }
+}
+
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
-function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean; quiet: boolean; logFormat: LogFormat } {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string', default: '4010' },
-      host: { type: 'string', default: '127.0.0.1' },
-      key: { type: 'string', multiple: true },
-      pets: { type: 'string' },
-      seed: { type: 'string' },
-      'fault-rate': { type: 'string' },
-      'fault-kinds': { type: 'string' },
-      'fault-seed': { type: 'string' },
-      'ratelimit-headers': { type: 'string' },
-      admin: { type: 'boolean', default: false },
-      'log-format': { type: 'string', default: 'text' },
-      quiet: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean; version: boolean; quiet: boolean; logFormat: LogFormat } {
+  const values = parseFlags(argv);
   const int = (name: string, text: string, max = Number.MAX_SAFE_INTEGER) => {
     const n = Number(text);
     if (!/^\d+$/.test(text) || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}; got "${text}".`);
@@ -156,9 +170,18 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
     ...(faults ? { faults } : {}),
     ...(values.admin ? { admin: true } : {}),
     help: values.help,
+    version: values.version,
     quiet: values.quiet,
     logFormat: logFormat as LogFormat,
   };
+}
+
+/** What to do when the server cannot listen: another port, another interface. */
+function listenHint(error: NodeJS.ErrnoException, { port, host }: StartReferenceServerOptions): string {
+  if (error.code === 'EADDRINUSE') return `\nPort ${port} is taken (another petstore-server?): pick another with --port N, or --port 0 for a free one.`;
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') return `\n--host ${host} is not an interface of this machine: use 127.0.0.1 (the default), ::1 or localhost.`;
+  if (error.code === 'EACCES') return `\nPort ${port} needs privileges to listen on: pick one above 1023, or --port 0 for a free one.`;
+  return '';
 }
 
 async function main(): Promise<void> {
@@ -171,7 +194,8 @@ async function main(): Promise<void> {
     return;
   }
   if (options.help) return void console.log(HELP);
-  const { help: _help, quiet, logFormat, ...serverOptions } = options;
+  if (options.version) return void console.log(`petstore-server ${SDK_VERSION}`);
+  const { help: _help, version: _version, quiet, logFormat, ...serverOptions } = options;
   // Whoever reads the log may go away (a test harness that closes the pipe after the banner,
   // `| head`): node ignores SIGPIPE, so the next line's EPIPE was an uncaught error that took the
   // server down. The log goes unread from then on; the API serves on, and signals still stop it.
@@ -190,7 +214,7 @@ async function main(): Promise<void> {
         : { onRequest: (e) => console.log(requestLine(e, logFormat)), onBan: (e) => console.log(banLine(e, logFormat)) }),
     });
   } catch (error) {
-    console.error(`petstore-server: ${(error as Error).message}`);
+    console.error(`petstore-server: ${(error as Error).message}${listenHint(error as NodeJS.ErrnoException, serverOptions)}`);
     process.exitCode = 1;
     return;
   }

@@ -153,8 +153,11 @@ export class Signal {
   }
 }
 
-/** The SDK's name and version, sent with every request. Replaced at build time. */
-export const SDK_ID = `@animal-store/sdk/${typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev'}`;
+/** The package's version, from package.json at build time. */
+export const SDK_VERSION = typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev';
+
+/** The SDK's name and version, sent with every request. */
+export const SDK_ID = `@animal-store/sdk/${SDK_VERSION}`;
 declare const __SDK_VERSION__: string | undefined;
 
 /**

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -176,6 +177,26 @@ describe('petstore-server CLI', () => {
     expect(cli.err()).toBe('');
   });
 
+  it('--version and -v print the package version and exit 0', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const cli = run([flag]);
+      expect(await cli.exit()).toBe(0);
+      expect(cli.out()).toBe(`petstore-server ${version}\n`);
+    }
+  });
+
+  it('a port already taken exits 1 saying to pick another with --port N or --port 0', async () => {
+    const first = run(['--port', '0', '--quiet']);
+    child = first.child;
+    const [, port] = await first.waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/);
+    const second = run(['--port', port!, '--quiet']);
+    expect(await second.exit()).toBe(1);
+    expect(second.err()).toContain(`Port ${port} is taken (another petstore-server?): pick another with --port N, or --port 0 for a free one.`);
+    first.child.kill('SIGTERM');
+    expect(await first.exit()).toBe(0);
+  });
+
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
     expect(await cli.exit()).toBe(0);
@@ -204,6 +225,8 @@ describe('petstore-server CLI', () => {
     [['--pets', 'many'], /--pets must be a whole number/],
     [['--log-format', 'xml'], /--log-format must be text or json/],
     [['--nope'], /Unknown option/],
+    [['--prot', '4010'], /Unknown option '--prot' \(did you mean --port\?\)/],
+    [['--fault-rat', '0.5'], /Unknown option '--fault-rat' \(did you mean --fault-rate\?\)/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);
     child = cli.child; // a flag taken by mistake starts a server: afterEach stops it
