@@ -363,7 +363,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       }
       if (admission.refused) {
         return limited(
-          error(429, 'rate_limited', `Rate limit of ${admission.limit} requests exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
+          error(429, 'rate_limited', `Rate limit of ${admission.limit} request${admission.limit === 1 ? '' : 's'} per ${admission.window === 86_400 ? 'day' : 'minute'} exceeded. Retry after ${admission.retryAfter} s; sending sooner may get the key banned.`),
           admission,
           at,
         );

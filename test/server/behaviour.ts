@@ -459,6 +459,20 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         });
       }
 
+      it('a 429 rate_limited message names the limit and its window: per minute, per day, and "1 request" in the singular', async () => {
+        await start({ apiKeys: { one: { perMinute: 1, perDay: 100 }, [KEYS.ent]: { perMinute: 5, perDay: 8 } } });
+        now = T0 + 30_000;
+        await send('/pets', { key: 'one' });
+        expect((await errorOf(await send('/pets', { key: 'one' }), 429)).message).toBe(
+          'Rate limit of 1 request per minute exceeded. Retry after 30 s; sending sooner may get the key banned.',
+        );
+        for (let i = 0; i < 5; i++) await send('/pets', { key: KEYS.ent });
+        expect((await errorOf(await send('/pets', { key: KEYS.ent }), 429)).message).toMatch(/^Rate limit of 5 requests per minute exceeded\./);
+        now = T0 + 60_000;
+        for (let i = 0; i < 3; i++) await send('/pets', { key: KEYS.ent });
+        expect((await errorOf(await send('/pets', { key: KEYS.ent }), 429)).message).toMatch(/^Rate limit of 8 requests per day exceeded\./);
+      });
+
       it('a key that keeps sending inside Retry-After past the threshold is banned for the duration', async () => {
         await start({ banThreshold: 2, banDurationMs: 600_000 });
         for (let i = 0; i < 5; i++) await send('/pets', { key: KEYS.ent });
