@@ -27,12 +27,15 @@ export interface FaultOptions {
 export class InjectedFault extends TypeError {
   /** The class name, `InjectedFault`, set as a literal so it survives minification. */
   override readonly name = 'InjectedFault' as const;
+  /** What was injected: a dropped connection. */
+  readonly kind: 'drop';
   /**
    * Creates the fault a server's `fetch` throws for a dropped connection.
    * @param kind What was injected: a dropped connection.
    */
-  constructor(readonly kind: 'drop') {
+  constructor(kind: 'drop') {
     super('fetch failed: connection dropped by injected fault');
+    this.kind = kind;
   }
 }
 
