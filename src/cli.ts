@@ -119,7 +119,7 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
       throw new Error(`--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "${spec.replace(/^[^:]*/, '<key>')}".`);
     }
     // No prototype: a key named `__proto__` is a key like any other, not a prototype to set (the
-    // assignment was dropped, and the banner said "0 API key(s) accepted").
+    // assignment was dropped, and the banner said "0 API keys accepted").
     apiKeys ??= Object.create(null) as Record<string, PlanName | Quota>;
     if (enterprise) {
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
@@ -230,7 +230,10 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
   say('listening', `petstore-server listening on ${running.url}`, { url: running.url });
   if (!serverOptions.apiKeys) say('keys', `API key: ${DEMO_API_KEY} (Free plan)`);
-  else say('keys', `${Object.keys(serverOptions.apiKeys).length} API key(s) accepted`);
+  else {
+    const count = Object.keys(serverOptions.apiKeys).length;
+    say('keys', `${count} API key${count === 1 ? '' : 's'} accepted`);
+  }
   if (serverOptions.admin) say('admin', `Admin API: ${new URL('/_admin/', running.url).href} (reset, keys, requests, clock)`);
 }
 

@@ -151,12 +151,20 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('the banner counts the keys in words: "2 API keys accepted"', async () => {
+    const cli = run(['--port', '0', '--quiet', '--key', 'a-key', '--key', 'b-key:pro']);
+    child = cli.child;
+    await cli.waitFor(/2 API keys accepted\n/);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('a key named __proto__ is accepted like any other, and the banner counts it', async () => {
     const cli = run(['--port', '0', '--key', '__proto__:pro']);
     child = cli.child;
     const [, url] = await cli.waitFor(/listening on (\S+)/);
-    await cli.waitFor(/API key\(s\) accepted/);
-    expect(cli.out()).toContain('1 API key(s) accepted');
+    await cli.waitFor(/API keys? accepted/);
+    expect(cli.out()).toContain('1 API key accepted\n');
     const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer __proto__' } });
     expect(response.status).toBe(200);
     expect(response.headers.get('X-RateLimit-Limit')).toBe('300');
