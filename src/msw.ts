@@ -8,6 +8,7 @@ import { http, HttpResponse, type HttpHandler } from 'msw';
 import { isInjectedFault } from './server/faults.js';
 import { pageUrl } from './runtime.js';
 import type { ReferenceServer } from './server/server.js';
+import { checkKnownOptions } from './suggest.js';
 
 /** Options of {@link createHandlers}. */
 export interface CreateHandlersOptions {
@@ -19,6 +20,8 @@ export interface CreateHandlersOptions {
    */
   baseUrl: string | URL;
 }
+
+const HANDLER_OPTIONS = Object.keys({ baseUrl: 0 } satisfies Record<keyof CreateHandlersOptions, 0>);
 
 /**
  * Creates msw 3 handlers that answer every request under `baseUrl` with the reference server.
@@ -37,6 +40,11 @@ export interface CreateHandlersOptions {
  * ```
  */
 export function createHandlers(server: ReferenceServer, options: CreateHandlersOptions): HttpHandler[] {
+  if (typeof (server as Partial<ReferenceServer> | undefined)?.fetch !== 'function') {
+    throw new TypeError('createHandlers: pass the reference server first, then the options: createHandlers(createReferenceServer(), { baseUrl: "https://petstore.test/v1" }).');
+  }
+  if (options === undefined) throw new TypeError('createHandlers: give the base URL the client uses: createHandlers(server, { baseUrl: "https://petstore.test/v1" }).');
+  checkKnownOptions(options, HANDLER_OPTIONS, 'createHandlers');
   let base: URL;
   try {
     // In a page, a relative base URL ('/api/v1') resolves against its address, as the client's does.

@@ -11,7 +11,8 @@ import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
 import { BrokenBody, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
-import type { ReferenceServerOptions } from './server/options.js';
+import { SERVER_OPTIONS, type ReferenceServerOptions } from './server/options.js';
+import { checkKnownOptions } from './suggest.js';
 
 /** One request as it ended, answered or not, as the CLI logs it. It never holds the API key. */
 export interface RequestLogEntry {
@@ -53,6 +54,9 @@ export interface StartReferenceServerOptions extends ReferenceServerOptions {
    */
   onRequest?: ((entry: RequestLogEntry) => void) | undefined;
 }
+
+/** Every option's name: the server's, and where and how it listens. */
+const START_OPTIONS = [...SERVER_OPTIONS, ...Object.keys({ port: 0, host: 0, onRequest: 0 } satisfies Record<Exclude<keyof StartReferenceServerOptions, keyof ReferenceServerOptions>, 0>)];
 
 /** A running reference server. */
 export interface RunningReferenceServer {
@@ -295,6 +299,7 @@ interface Open {
  * ```
  */
 export async function startReferenceServer(options: StartReferenceServerOptions = {}): Promise<RunningReferenceServer> {
+  checkKnownOptions(options, START_OPTIONS, 'startReferenceServer()');
   const { port = 0, host = '127.0.0.1', onRequest, ...serverOptions } = options;
   const core = createServerCore(serverOptions);
   const { serve, refuse } = core;

@@ -18,7 +18,7 @@ import type {
 } from './client/coordinator.js';
 import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { notify, Signal } from './runtime.js';
-import { closest } from './suggest.js';
+import { checkKnownOptions } from './suggest.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
 export interface RedisClient {
@@ -357,11 +357,7 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
   if (has(options, CLIENT_METHODS)) fail(`pass the client as the redis option: createRedisCoordinator({ redis }).`);
   if (typeof options !== 'object' || options === null) fail(`pass the options object: ${HOW}.`);
   const given = options as Record<string, unknown>;
-  for (const name of Object.keys(given)) {
-    if (OPTIONS.includes(name)) continue;
-    const meant = closest(name, OPTIONS);
-    fail(`unknown option "${name.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : ''}. The options are ${OPTIONS.join(', ')}.`);
-  }
+  checkKnownOptions(given, OPTIONS, 'createRedisCoordinator()');
   const { redis, prefix, commandTimeoutMs, onWarning } = given;
   if (!has(redis, CLIENT_METHODS)) {
     const got =

@@ -1,6 +1,7 @@
 /**
- * The name most likely meant by a misspelt one: one rule for the client's options, the Redis
- * coordinator's and the CLI's flags, so that each "did you mean" answers the same slips.
+ * The name most likely meant by a misspelt one: one rule for the options of the client, the Redis
+ * coordinator and the reference server, and for the CLI's flags, so that each "did you mean"
+ * answers the same slips.
  *
  * @internal
  * @module
@@ -44,4 +45,24 @@ export function closest(name: string, known: readonly string[]): string | undefi
     if (d < bestDistance) [best, bestDistance] = [option, d];
   }
   return best;
+}
+
+/**
+ * What to say of an option not in `known`: the one most likely meant, else the list.
+ * `shown` is the name as the message may show it (an API key pasted as a name is redacted).
+ */
+export function unknownOption(name: string, known: readonly string[], shown = name): string {
+  const meant = closest(name, known);
+  return `unknown option "${shown.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`;
+}
+
+/**
+ * Throws a `TypeError` for options that are not an object, or that hold a name not in `known`
+ * (naming the one most likely meant); `what` is the function they were given to. For the server
+ * side's options: the client's throw its `ValidationError` instead.
+ */
+export function checkKnownOptions(options: unknown, known: readonly string[], what: string): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${what}: the options must be an object, such as { ${known.slice(0, 3).join(', ')} }.`);
+  const unknown = Object.keys(options).find((name) => !known.includes(name));
+  if (unknown !== undefined) throw new TypeError(`${what}: ${unknownOption(unknown, known)}`);
 }

@@ -10,7 +10,7 @@ import type { DeprecationNotice } from './deprecation.js';
 import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
 import { redactor } from '../redact.js';
-import { closest } from '../suggest.js';
+import { unknownOption } from '../suggest.js';
 import { env, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from '../runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
@@ -271,9 +271,8 @@ function checkKnown(options: object, known: readonly string[], what: string, red
   }
   for (const name of Object.keys(options)) {
     if (known.includes(name)) continue;
-    const meant = closest(name, known);
     const shown = redact(name);
-    throw configError(`${what}: unknown option "${shown.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`, shown);
+    throw configError(`${what}: ${unknownOption(name, known, shown)}`, shown);
   }
 }
 

@@ -3,6 +3,7 @@ import { ServerNewPetSchema } from './rules.js';
 import { FAULT_KINDS, type FaultKind, type FaultOptions, type ResolvedFaults } from './faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './http.js';
 import type { BanEvent } from './server.js';
+import { checkKnownOptions } from '../suggest.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
 export interface Quota {
@@ -206,8 +207,16 @@ export function resolveApiKeys(apiKeys: Record<string, PlanName | Quota>): Map<s
   return resolved;
 }
 
+// Every option's name, to catch a misspelt one from JavaScript (`apikeys`), which would otherwise
+// keep its default without a word (the demo key only, and every test key a 401); `satisfies`
+// keeps the list the same as the interface.
+export const SERVER_OPTIONS = Object.keys({
+  apiKeys: 0, pets: 0, orders: 0, now: 0, banThreshold: 0, banDurationMs: 0, faults: 0, rateLimitHeaders: 0, admin: 0, onBan: 0,
+} satisfies Record<keyof ReferenceServerOptions, 0>);
+
 /** Applies defaults and checks every option once, throwing a `TypeError` that says what to fix. */
 export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
+  checkKnownOptions(options, SERVER_OPTIONS, 'createReferenceServer()');
   const apiKeys = resolveApiKeys(options.apiKeys ?? DEFAULTS.apiKeys);
   if (options.rateLimitHeaders !== undefined && !RATE_LIMIT_HEADERS.includes(options.rateLimitHeaders)) {
     throw new TypeError(`rateLimitHeaders must be "x", "ietf" or "both"; got "${String(options.rateLimitHeaders)}".`);

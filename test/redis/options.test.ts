@@ -21,7 +21,7 @@ describe('createRedisCoordinator: what it is given', () => {
 
   it('a misspelt option is a TypeError that names the one meant, and options of the wrong type say what they must be', () => {
     const redis = createClient();
-    expect(make({ redis, commandTimeout: 100 })).toThrow('createRedisCoordinator(): unknown option "commandTimeout" (did you mean "commandTimeoutMs"?). The options are redis, prefix, commandTimeoutMs, onWarning.');
+    expect(make({ redis, commandTimeout: 100 })).toThrow('createRedisCoordinator(): unknown option "commandTimeout" (did you mean "commandTimeoutMs"?).');
     expect(make({ redis, colour: 'red' })).toThrow('unknown option "colour". The options are redis, prefix, commandTimeoutMs, onWarning.');
     expect(make({ redis, commandTimeoutMs: '250' })).toThrow('commandTimeoutMs must be a number of milliseconds above 0.');
     expect(make({ redis, prefix: 7 })).toThrow('prefix must be a string.');

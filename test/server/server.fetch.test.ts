@@ -163,6 +163,13 @@ describe('createReferenceServer', () => {
     expect(() => createReferenceServer({ banThreshold: -1 })).toThrow(/banThreshold/);
   });
 
+  it('a misspelt option (JavaScript has no type check) is a TypeError naming the one meant, not a server with the demo key only', () => {
+    expect(() => createReferenceServer({ apikeys: { k: 'free' } } as never)).toThrow(TypeError);
+    expect(() => createReferenceServer({ apikeys: { k: 'free' } } as never)).toThrow('createReferenceServer(): unknown option "apikeys" (did you mean "apiKeys"?).');
+    expect(() => createReferenceServer({ seed: 3 } as never)).toThrow(/^createReferenceServer\(\): unknown option "seed"\. The options are apiKeys, pets, orders, .*onBan\.$/);
+    expect(() => createReferenceServer({ apiKeys: undefined, pets: undefined })).not.toThrow();
+  });
+
   it('the clock is read per request, so moving it moves the windows', async () => {
     let now = T0;
     const server = createReferenceServer({ apiKeys: { k: { perMinute: 1, perDay: 10 } }, now: () => now });

@@ -30,6 +30,11 @@ describe('startReferenceServer', () => {
     running = undefined;
   });
 
+  it('a misspelt option (prot, apikeys) is a TypeError naming the one meant, before anything listens', async () => {
+    await expect(startReferenceServer({ prot: 0 } as never)).rejects.toThrow('startReferenceServer(): unknown option "prot" (did you mean "port"?).');
+    await expect(startReferenceServer({ port: 0, apikeys: {} } as never)).rejects.toThrow('startReferenceServer(): unknown option "apikeys" (did you mean "apiKeys"?).');
+  });
+
   it('listens on a free port of 127.0.0.1 and its url ends in /v1', async () => {
     running = await startReferenceServer({ port: 0 });
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
