@@ -189,7 +189,8 @@ const KINDS: Record<string, [(value: unknown) => boolean, string]> = {
   // A URL from another realm (an iframe's) is a URL too.
   baseUrl: [(value) => typeof value === 'string' || Object.prototype.toString.call(value) === '[object URL]', 'must be a string or a URL'],
   throttle: [(value) => typeof value === 'boolean', 'must be a boolean'],
-  fetch: [isFunction, 'must be a function'],
+  // The likeliest non-function is a reference server itself, passed in place of its fetch.
+  fetch: [isFunction, "must be a function, such as a reference server's: fetch: (request) => server.fetch(request)"],
   onDeprecation: [isFunction, 'must be a function'],
   logger: [(value) => has(value, ['error', 'warn', 'info', 'debug']), 'must have the methods error, warn, info and debug (console has them)'],
   coordinator: [(value) => has(value, ['bind']) || has(value, COORDINATOR_METHODS), `must have the methods ${COORDINATOR_METHODS.join(', ')} (or bind)`],

@@ -3,6 +3,7 @@ import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AuthenticationError, ConnectionError, createMemoryCoordinator, DEFAULTS, PetStoreClient, ValidationError, type AcquireRequest, type RateLimitObservation, type RateLimitState } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
+import { createReferenceServer } from '@animal-store/sdk/server';
 import { BASE_URL, run, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
@@ -98,7 +99,8 @@ describe('configuration', () => {
     const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
     expect(make({ baseUrl: 123 })).toThrow('PetStoreClient options: baseUrl must be a string or a URL.');
     expect(make({ throttle: 'no' })).toThrow('PetStoreClient options: throttle must be a boolean.');
-    expect(make({ fetch: 1 })).toThrow('PetStoreClient options: fetch must be a function.');
+    expect(make({ fetch: 1 })).toThrow("PetStoreClient options: fetch must be a function, such as a reference server's: fetch: (request) => server.fetch(request).");
+    expect(make({ fetch: createReferenceServer() })).toThrow('fetch: (request) => server.fetch(request).');
     expect(make({ onDeprecation: 'warn' })).toThrow('PetStoreClient options: onDeprecation must be a function.');
     expect(make({ logger: {} })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
     expect(make({ coordinator: {} })).toThrow('PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind).');
