@@ -694,14 +694,14 @@ export class PetStoreClient {
   }
 
   /**
-   * A call's headers, once for all its attempts: the client's, the call's own on top (they never
-   * replace Authorization), and the body's type when it has one and the call did not name it. The
+   * A call's headers, once for all its attempts: the client's, the call's own on top (never
+   * Authorization: {@link toHeaders} refuses it), and the body's type when it has one and the call did not name it. The
    * client's own, uncopied, when nothing is added.
    */
   #headersFor(operation: Operation<unknown>, init: RequestOptions['headers']): Headers {
     if (!init && operation.body === undefined) return this.#options.headers;
     const headers = new Headers(this.#options.headers);
-    if (init) for (const [name, value] of toHeaders(init, `${operation.name} options`)) if (name !== 'authorization') headers.set(name, value);
+    if (init) for (const [name, value] of toHeaders(init, `${operation.name} options`)) headers.set(name, value);
     if (operation.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
     return headers;
   }

@@ -108,7 +108,8 @@ export interface ClientOptions {
   fetch?: Fetch | undefined;
   /**
    * Extra headers sent with every request: `Headers`, a record, or a list of name-value pairs
-   * (a readonly one too: they are only read). `Authorization` is always set from `apiKey`.
+   * (a readonly one too: they are only read). Not `Authorization` (a `ValidationError`): it is
+   * always set from `apiKey`.
    * @default {}
    */
   headers?: HeadersInit | readonly (readonly [string, string])[] | undefined;
@@ -289,12 +290,16 @@ export function checkRequestOptions(options: RequestOptions, what: string, redac
  * a space in a name). The message never echoes the value: it may hold a credential.
  */
 export function toHeaders(init: RequestOptions['headers'], what: string): Headers {
+  let headers: Headers;
   try {
     // Headers only reads the pairs: a readonly list is one its type does not name.
-    return new Headers(init as HeadersInit | undefined);
+    headers = new Headers(init as HeadersInit | undefined);
   } catch {
     throw configError(`${what}: headers must be names and values fetch accepts (a name is a token, a value has no line breaks).`, 'headers');
   }
+  // Kept, it would be dropped without a word: the key in it would never be sent.
+  if (headers.has('authorization')) throw configError(`${what}: headers must not hold Authorization: the client sends "Authorization: Bearer <apiKey>" itself. Pass the key as apiKey.`, 'headers');
+  return headers;
 }
 
 const NO_LOG = () => {};

@@ -232,13 +232,27 @@ describe('configuration', () => {
     expect(pets).toHaveLength(1);
   });
 
-  it('every request carries Authorization: Bearer <key>, which the headers option cannot override', async () => {
+  it('every request carries Authorization: Bearer <key>; an Authorization in the headers option, the client\'s or a call\'s, is a ValidationError that says apiKey sets it, quotes no value, and sends nothing (before: it was dropped without a word)', async () => {
     const { seen, fetch } = recordingFetch();
-    const c = client({ fetch, headers: { Authorization: 'Bearer other', 'X-Trace': 'a' } });
+    const c = client({ fetch, headers: { 'X-Trace': 'a' } });
     await run(c.listPets());
     await run(c.listOrders({ headers: { 'X-Trace': 'b' } }));
     expect(seen.map((h) => h.get('Authorization'))).toEqual(['Bearer key-pro', 'Bearer key-pro']);
     expect(seen.map((h) => h.get('X-Trace'))).toEqual(['a', 'b']);
+    const refused: unknown[] = [];
+    try {
+      client({ fetch, headers: { authorization: 'Bearer sk_other_secret' } });
+    } catch (error) {
+      refused.push(error);
+    }
+    refused.push(await run(c.listPets(undefined, { headers: [['Authorization', 'Bearer sk_other_secret']] })));
+    expect(refused).toHaveLength(2);
+    for (const error of refused) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(/headers must not hold Authorization.*Pass the key as apiKey/);
+      expect(JSON.stringify(error) + String(error)).not.toContain('sk_other_secret');
+    }
+    expect(seen).toHaveLength(2);
   });
 });
 
