@@ -173,7 +173,9 @@ export interface ResolvedOptions {
   onDeprecation: ((notice: DeprecationNotice) => void) | undefined;
 }
 
-const Milliseconds = z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
+// Its own words: the shared ones read every number of the API as an int64 ("must be an integer").
+const number = () => z.number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a number' : undefined) });
+const Milliseconds = number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
 
 /** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
 const has = (value: unknown, names: readonly string[]) =>
@@ -201,7 +203,7 @@ const KINDS: Record<string, [(value: unknown) => boolean, string]> = {
 /** The numeric options' ranges, and the log level. */
 const TuningSchema = z.object({
   maxRetries: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
-  timeout: z.optional(z.number().check(z.positive(), z.maximum(2 ** 31 - 1))),
+  timeout: z.optional(number().check(z.positive(), z.maximum(2 ** 31 - 1))),
   maxRetryDelay: z.optional(Milliseconds),
   maxResponseBytes: z.optional(z.int().check(z.positive())),
   logLevel: z.optional(z.enum(LOG_LEVELS)),

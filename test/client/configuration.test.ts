@@ -102,6 +102,10 @@ describe('configuration', () => {
     expect(make({ fetch: 1 })).toThrow("PetStoreClient options: fetch must be a function, such as a reference server's: fetch: (request) => server.fetch(request).");
     expect(make({ fetch: createReferenceServer() })).toThrow('fetch: (request) => server.fetch(request).');
     expect(make({ onDeprecation: 'warn' })).toThrow('PetStoreClient options: onDeprecation must be a function.');
+    // A fraction of a millisecond is a timeout too: not "must be an integer" (before).
+    expect(make({ timeout: '5000' })).toThrow('PetStoreClient options: timeout must be a number.');
+    expect(make({ maxRetryDelay: '1000' })).toThrow('PetStoreClient options: maxRetryDelay must be a number.');
+    expect(make({ maxRetries: '2' })).toThrow('PetStoreClient options: maxRetries must be an integer.');
     expect(make({ logger: {} })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
     expect(make({ coordinator: {} })).toThrow('PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind).');
     for (const returned of [undefined, 1, { bind() {} }]) {
