@@ -28,8 +28,11 @@ export interface RedisClient {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   /** A new client with the same options, for pub/sub. */
   duplicate(): RedisSubscriber;
-  /** node-redis's events; the coordinator listens for `end`, when the app closes its client. */
-  on(event: 'end', listener: () => void): unknown;
+  /**
+   * node-redis's events; the coordinator listens for `end`, when the app closes its client, and
+   * `ready`, when it is connected (again, after a restart or a failover of Redis).
+   */
+  on(event: 'end' | 'ready', listener: () => void): unknown;
   /** Whether the app has the client open (node-redis): closed, it is not used; connected again, it is. */
   readonly isOpen?: boolean | undefined;
   /** node-redis's options: the `database` the client selects, whose processes share a key's state. */
@@ -432,6 +435,11 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   redis.on('end', () => {
     opened = true;
     unsubscribe();
+  });
+  // Connected again after the connection dropped (a restart, a failover): Redis may be back on an
+  // older copy of the state, or an empty one, which each process checks at once.
+  redis.on('ready', () => {
+    for (const shared of bound.values()) shared.reconnected();
   });
   const isClosed = () => {
     if (redis.isOpen !== false) opened = true;
@@ -959,6 +967,17 @@ class Shared implements RateLimitCoordinator {
   /** The pub/sub connection closed (the app closed its Redis client): the next decision on Redis subscribes again. */
   unsubscribed(): void {
     this.#subscribed = undefined;
+  }
+
+  /**
+   * The client is connected to Redis again. A Redis back from a restart or a failover may hold an
+   * older copy of the state (an older snapshot, a replica that was behind) or none, and a process
+   * started since would decide on it: so a process that knew the state asks for it at once with
+   * an observation that says nothing, whose reply finds the loss ({@link Shared.#current}) and
+   * restores what it knows, instead of at its next call (idle, it might make none for long).
+   */
+  reconnected(): void {
+    if (this.#epoch > 0 && !this.closed()) void this.#record('2', { budget: undefined, blockForMs: undefined, banned: false }).catch(() => {});
   }
 
   /** Wakes this process's waiters to ask again; a refusal given before is out of date. */
