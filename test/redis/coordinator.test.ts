@@ -167,6 +167,22 @@ const until = async (check: () => boolean | Promise<boolean>, ms = 3_000) => {
   for (const end = Date.now() + ms; !(await check()) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
   return check();
 };
+/**
+ * Runs `body` on a Redis of its own that persists to an RDB file (SAVE, then a restart loads it),
+ * with the connections made meanwhile (`made()`), then closes them and removes the Redis and its file.
+ */
+async function withPersistedRedis(body: (persisted: RedisProcess, made: () => typeof connections) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'animal-store-rdb-'));
+  const persisted = await startRedis({ dir });
+  const ours = connections.length;
+  try {
+    await body(persisted, () => connections.slice(ours));
+  } finally {
+    for (const connection of connections.splice(ours)) connection.destroy();
+    await persisted.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 /** How many connections listen (pub/sub) for the changes of the key under `prefix`: one a process that has subscribed. */
 async function listeners(inspector: Awaited<ReturnType<typeof connect>>, prefix: string): Promise<number> {
   const [channel] = (await inspector.sendCommand(['PUBSUB', 'CHANNELS', `${prefix}:*`])) as string[];
@@ -705,10 +721,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('Redis restarted from an older snapshot (RDB) after the budget was spent: the processes find the state rolled back, give Redis back the window they know, and send nothing into a 429', async () => {
     // A crash, then the last dump is loaded: the same epoch, but an older, higher remaining.
-    const dir = await mkdtemp(join(tmpdir(), 'animal-store-rdb-'));
-    const persisted = await startRedis({ dir });
-    const ours = connections.length;
-    try {
+    await withPersistedRedis(async (persisted, made) => {
       const bans: BanEvent[] = [];
       const server = budgetServer(30, (event) => void bans.push(event));
       const warnings: string[] = [];
@@ -734,8 +747,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(0);
       await persisted.stop();
       await persisted.start();
-      const all = connections.slice(ours);
-      for (let i = 0; i < 200 && !all.every((connection) => connection.isReady); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      await until(() => made().every((connection) => connection.isReady), 10_000);
       // The processes keep calling: the copy says 27 are left, the service that none are (each
       // process also checks the state when it reconnects, which may have found it first).
       for (const name of await storm(processes, 4)) expect(['ok', 'ThrottledError']).toContain(name);
@@ -746,18 +758,11 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       // Redis has the window back, under a new epoch.
       expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(0);
       expect(await inspector.hGet(state!, 'epoch')).not.toBe(epoch);
-    } finally {
-      for (const connection of connections.splice(ours)) connection.destroy();
-      await persisted.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 30_000);
 
   it('Redis restarted from an older snapshot while every process is idle: they check the state as soon as they reconnect and give Redis back the spent window under a new epoch, so a process started afterwards sends nothing into it (before: it decided on the older copy until one of them made a call)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'animal-store-rdb-'));
-    const persisted = await startRedis({ dir });
-    const ours = connections.length;
-    try {
+    await withPersistedRedis(async (persisted) => {
       const bans: BanEvent[] = [];
       const server = budgetServer(30, (event) => void bans.push(event));
       const warnings: string[] = [];
@@ -780,11 +785,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       for (const name of await storm([late], 4)) expect(name).toBe('ThrottledError');
       expect(server.inspect().keys[KEY]).toMatchObject({ requests: 30, rateLimited: 0 });
       expect(bans).toEqual([]);
-    } finally {
-      for (const connection of connections.splice(ours)) connection.destroy();
-      await persisted.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 30_000);
 
   it('Redis back on an older copy of the state (a failover to a replica that was behind) while a process holds the last request left: the process that finds it rolled back starts a new epoch, the holder gives its slot back, and the request is not granted twice', async () => {
