@@ -132,25 +132,36 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
   // is no host, `hostProblem` refuses, and the request is recorded on the server's own origin.
   const host = header('Host') ?? '';
   const url = targetUri(req.url ?? '/', validHost(host) ? `http://${host}` : origin);
-  return {
-    method,
-    url,
-    header,
-    get signal() {
-      return closing(req.socket);
-    },
-    body:
-      method === 'GET' || method === 'HEAD'
-        ? null
-        : () => {
-            const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
-            // A body node:http stops parsing just waits for more: the reading is cut instead.
-            const cut = new Promise<never>((_, reject) => (watch.cut = reject));
-            cut.catch(() => {});
-            if (watch.broken) watch.cut!(watch.broken);
-            return { read: () => Promise.race([chunks.next(), cut]), cancel: () => chunks.return?.() };
-          },
-  };
+  const body =
+    method === 'GET' || method === 'HEAD'
+      ? null
+      : () => {
+          const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
+          // A body node:http stops parsing just waits for more: the reading is cut instead.
+          const cut = new Promise<never>((_, reject) => (watch.cut = reject));
+          cut.catch(() => {});
+          if (watch.broken) watch.cut!(watch.broken);
+          return { read: () => Promise.race([chunks.next(), cut]), cancel: () => chunks.return?.() };
+        };
+  return new NodeIncoming(method, url, header, body, req.socket);
+}
+
+/**
+ * An {@link Incoming} whose `signal` is made only when read ({@link closing}). A class, not an
+ * object literal with a getter: V8 builds such a literal on its slow path, about 0.35 µs a request.
+ */
+class NodeIncoming implements Incoming {
+  constructor(
+    readonly method: string,
+    readonly url: URL,
+    readonly header: (name: string) => string | null,
+    readonly body: Incoming['body'],
+    private readonly socket: Socket,
+  ) {}
+
+  get signal(): AbortSignal {
+    return closing(this.socket);
+  }
 }
 
 /** The last Host value found valid: a client sends the same one with every request, so it is parsed once. */
