@@ -108,14 +108,15 @@ function ietfBudget(headers: Headers): RateLimitObservation['budget'] {
  * burst went into a budget announced as spent. A member missing or malformed makes it all absent.
  */
 function xBudget(headers: Headers, serverNow: number): RateLimitObservation['budget'] {
-  // Empty members (a trailing comma, a header sent empty) are no members (RFC 9110, section 5.6.1).
-  const [limits, remainings, resets] = ['Limit', 'Remaining', 'Reset'].map((name) => headers.get(`X-RateLimit-${name}`)?.split(',').filter((member) => member.trim()) ?? []);
-  if (limits!.length !== remainings!.length || resets!.length !== remainings!.length) return undefined;
+  const limits = members(headers.get('X-RateLimit-Limit'));
+  const remainings = members(headers.get('X-RateLimit-Remaining'));
+  const resets = members(headers.get('X-RateLimit-Reset'));
+  if (limits.length !== remainings.length || resets.length !== remainings.length) return undefined;
   let best: RateLimitObservation['budget'];
-  for (const [i, member] of remainings!.entries()) {
-    const limit = count(limits![i]);
-    const remaining = count(member);
-    const reset = count(resets![i], 12);
+  for (let i = 0; i < remainings.length; i++) {
+    const limit = count(limits[i]);
+    const remaining = count(remainings[i]);
+    const reset = count(resets[i], 12);
     if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
     // A reset already past (or a relative number of seconds) means the window is over; one sent in
     // milliseconds lies far beyond a day, and is not believed.
@@ -124,6 +125,15 @@ function xBudget(headers: Headers, serverNow: number): RateLimitObservation['bud
     if (!best || remaining < best.remaining) best = { limit, remaining, resetInMs };
   }
   return best;
+}
+
+/**
+ * A list header's members: empty ones (a trailing comma, a header sent empty) are none (RFC 9110,
+ * section 5.6.1). One member, as nearly every answer has, is not split.
+ */
+function members(value: string | null): string[] {
+  if (value === null) return [];
+  return value.includes(',') ? value.split(',').filter((member) => member.trim()) : value.trim() ? [value] : [];
 }
 
 /** The server's clock when it answered (`Date`), else this machine's. */
