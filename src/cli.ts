@@ -18,7 +18,7 @@ const HELP = `Usage: petstore-server [options]
 Runs the Animal Store reference server (in memory) over HTTP.
 
 Options:
-  --port N                 Port to listen on; 0 picks a free one (default 4010)
+  -p, --port N             Port to listen on; 0 picks a free one (default 4010)
   --host HOST              Interface to listen on (default 127.0.0.1)
   --key KEY[:PLAN]         Accept this API key; PLAN is ${PLAN_NAMES.join(', ')} (default free).
                            A custom Enterprise quota: KEY:enterprise:PER_MINUTE:PER_DAY.
@@ -74,7 +74,7 @@ function faultKinds(list: string): FaultKind[] {
 
 /** The flags, as `parseArgs` reads them. */
 const FLAGS = {
-  port: { type: 'string', default: '4010' },
+  port: { type: 'string', short: 'p', default: '4010' },
   host: { type: 'string', default: '127.0.0.1' },
   key: { type: 'string', multiple: true },
   pets: { type: 'string' },

@@ -194,6 +194,14 @@ describe('petstore-server CLI', () => {
     }
   });
 
+  it('-p is short for --port', async () => {
+    const cli = run(['-p', '0', '--quiet']);
+    child = cli.child;
+    await cli.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\/v1/);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('a port already taken exits 1 saying to pick another with --port N or --port 0', async () => {
     const first = run(['--port', '0', '--quiet']);
     child = first.child;
