@@ -150,7 +150,9 @@ function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, un
     if (pair === undefined) {
       const shown = redact(name);
       const message = `listPets: query.${shown.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate).${NOTHING_SENT}`;
-      throw new ValidationError({ issues: [{ code: 'custom', path: [shown], message, input: typeof value === 'string' ? redact(value) : value }], message });
+      // An array or object may hold the key anywhere: it is not quoted (as zod's issues quote no input).
+      const input = typeof value === 'string' ? redact(value) : typeof value === 'object' || typeof value === 'function' ? undefined : value;
+      throw new ValidationError({ issues: [{ code: 'custom', path: [shown], message, input }], message });
     }
     search.push(pair);
   }

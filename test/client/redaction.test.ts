@@ -107,6 +107,15 @@ describe.each(KEYS)('the key %j', (key) => {
     expect(server.inspect().keys[key]?.requests ?? 0).toBe(0);
   });
 
+  it('in a listPets query value a query string cannot carry (an array or an object holding it): the ValidationError and its issues do not hold it (before: the issue\'s input was the value as given, key included)', async () => {
+    const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
+    const client = new PetStoreClient({ apiKey: key, baseUrl: 'https://proxy.test/v1', fetch: server.fetch });
+    const thrown = [await run(client.listPets({ token: [key] } as never)), await run(client.listPets({ auth: { key } } as never))];
+    for (const error of thrown) expect(error).toBeInstanceOf(ValidationError);
+    expect(shown(...thrown)).not.toSatisfy((text: string) => holds(text, key));
+    expect(server.inspect().keys[key]?.requests ?? 0).toBe(0);
+  });
+
   it('quoted by a fetch that fails with the request\'s URL (Deno: "error sending request for url (…)"): the message and the error\'s cause show [redacted], the cause keeps its class and code (before: the cause was the fetch\'s error as thrown, key included)', async () => {
     const fetch = async (request: Request) => {
       const cause = Object.assign(new Error(`connect refused for ${request.url}`), { code: 'ECONNREFUSED', url: request.url });
