@@ -244,8 +244,8 @@ return 1`;
  * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
  * channel, ttl, sentAt and deadline (0: unknown), an epoch found rolled back (0: none), then any
  * slots to restore (id, lease left in ms). Starts the state's epoch if it has none, or a new one
- * if it still has the one found rolled back: every process then finds the state lost and gives
- * back what it knows, as after a FLUSHALL. Publishes and returns the state.
+ * if it still has the one found rolled back (dropping the copy's slots in flight, released since):
+ * every process then finds the state lost and gives back what it knows, as after a FLUSHALL. Publishes and returns the state.
  * Past its deadline, an observation's budget only lowers the remaining of the window Redis knows
  * (it never starts one); its block is kept, counted from when it was sent: blocking for the time
  * the service said is safe however late it comes.
@@ -262,7 +262,12 @@ local bannedUntil = tonumber(s[5]) or 0
 local epoch = s[6]
 local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
-if epoch == ARGV[11] then epoch = nil end
+if epoch == ARGV[11] then
+  -- The copy's slots were in flight when it was taken, and released since: those still held are
+  -- restored by their processes once they hear of the new epoch, as after a FLUSHALL.
+  epoch = nil
+  redis.call('DEL', KEYS[2])
+end
 ${EPOCH('KEYS[1]')}
 local seq = ${SEQ('KEYS[1]')}
 if #ARGV > 11 then

@@ -788,6 +788,37 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     });
   }, 30_000);
 
+  it('Redis restarted from an older snapshot taken while a slot was in flight, released since: the new epoch does not hold that slot, so a process started afterwards is told at once that the budget is spent (before: the slot came back with the copy, and every decision was busy until its lease ended, each call waiting out its timeout)', async () => {
+    await withPersistedRedis(async (persisted) => {
+      const prefix = fresh();
+      const processOn = async () => {
+        const connection = await connect(persisted.url);
+        connections.push(connection);
+        return { connection, coordinator: createRedisCoordinator({ redis: connection, prefix, onWarning: () => {} }).bind(SCOPE) };
+      };
+      const { connection, coordinator: holder } = await processOn();
+      await holder.observe(answered(1, 50_000));
+      const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(held.kind).toBe('granted');
+      const inspector = await connect(persisted.url);
+      connections.push(inspector);
+      const [state] = await inspector.keys(`${prefix}:*:state`);
+      const epoch = await inspector.hGet(state!, 'epoch');
+      await inspector.sendCommand(['SAVE']);
+      // Its answer came: the request left is spent, and the service says so.
+      (held as { release: () => void }).release();
+      await holder.observe(answered(0, 49_000));
+      await connection.ping();
+      await persisted.stop();
+      await persisted.start();
+      // The holder finds the older copy on reconnecting, and starts a new epoch.
+      expect(await until(async () => inspector.isReady && (await inspector.hGet(state!, 'epoch')) !== epoch, 10_000)).toBe(true);
+      const { coordinator: late } = await processOn();
+      // Nothing is in flight: the budget is known spent, not busy behind a slot released before the restart.
+      expect(await late.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'spent' });
+    });
+  }, 30_000);
+
   it('Redis back on an older copy of the state (a failover to a replica that was behind) while a process holds the last request left: the process that finds it rolled back starts a new epoch, the holder gives its slot back, and the request is not granted twice', async () => {
     // Before: the copy (1 left, no slot in flight) granted the last request again at once; found
     // rolled back but told to nobody, it granted it again a second later.
