@@ -17,7 +17,7 @@ import type {
   RateLimitState,
 } from './client/coordinator.js';
 import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
-import { notify, Signal } from './runtime.js';
+import { hasMethods, notify, Signal } from './runtime.js';
 import { checkKnownOptions } from './suggest.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
@@ -360,18 +360,16 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
   const fail = (problem: string): never => {
     throw new TypeError(`createRedisCoordinator(): ${problem}`);
   };
-  const has = (value: unknown, methods: readonly string[]) =>
-    typeof value === 'object' && value !== null && methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
-  if (has(options, CLIENT_METHODS)) fail(`pass the client as the redis option: createRedisCoordinator({ redis }).`);
+  if (hasMethods(options, CLIENT_METHODS)) fail(`pass the client as the redis option: createRedisCoordinator({ redis }).`);
   if (typeof options !== 'object' || options === null) fail(`pass the options object: ${HOW}.`);
   const given = options as Record<string, unknown>;
   checkKnownOptions(given, OPTIONS, 'createRedisCoordinator()');
   const { redis, prefix, commandTimeoutMs, onWarning } = given;
-  if (!has(redis, CLIENT_METHODS)) {
+  if (!hasMethods(redis, CLIENT_METHODS)) {
     const got =
       redis === undefined ? 'it is missing'
       : typeof redis === 'string' ? 'got a string: pass a client, not its URL'
-      : has(redis, ['evalsha', 'duplicate']) ? 'got what looks like an ioredis client, which is not supported'
+      : hasMethods(redis, ['evalsha', 'duplicate']) ? 'got what looks like an ioredis client, which is not supported'
       : `got ${typeof redis === 'object' ? 'an object' : `a ${typeof redis}`} without ${CLIENT_METHODS.join(', ')}`;
     fail(`redis must be a node-redis client; ${got}. Use ${HOW}.`);
   }

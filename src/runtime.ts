@@ -124,6 +124,11 @@ export function orAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T
   });
 }
 
+/** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
+export function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return ((typeof value === 'object' && value !== null) || typeof value === 'function') && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+}
+
 /** A repeatable event: `next()` resolves on the following `fire()`. */
 export class Signal {
   #waiters = new Set<() => void>();

@@ -11,7 +11,7 @@ import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
 import { redactor } from '../redact.js';
 import { unknownOption } from '../suggest.js';
-import { env, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from '../runtime.js';
+import { env, hasMethods, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from '../runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
@@ -177,9 +177,6 @@ export interface ResolvedOptions {
 const number = () => z.number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a number' : undefined) });
 const Milliseconds = number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
 
-/** Whether `value` is an object with these methods (duck typed: one from another realm serves). */
-const has = (value: unknown, names: readonly string[]) =>
-  ((typeof value === 'object' && value !== null) || typeof value === 'function') && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 const isFunction = (value: unknown) => typeof value === 'function';
 const COORDINATOR_METHODS = ['acquire', 'observe', 'changed', 'getSnapshot', 'subscribe'];
 
@@ -195,9 +192,9 @@ const KINDS: Record<string, [(value: unknown) => boolean, string]> = {
   // The likeliest non-function is a reference server itself, passed in place of its fetch.
   fetch: [isFunction, "must be a function, such as a reference server's: fetch: (request) => server.fetch(request)"],
   onDeprecation: [isFunction, 'must be a function'],
-  logger: [(value) => has(value, ['error', 'warn', 'info', 'debug']), 'must have the methods error, warn, info and debug (console has them)'],
-  coordinator: [(value) => has(value, ['bind']) || has(value, COORDINATOR_METHODS), `must have the methods ${COORDINATOR_METHODS.join(', ')} (or bind)`],
-  signal: [(value) => has(value, ['throwIfAborted', 'addEventListener', 'removeEventListener']), 'must be an AbortSignal'],
+  logger: [(value) => hasMethods(value, ['error', 'warn', 'info', 'debug']), 'must have the methods error, warn, info and debug (console has them)'],
+  coordinator: [(value) => hasMethods(value, ['bind']) || hasMethods(value, COORDINATOR_METHODS), `must have the methods ${COORDINATOR_METHODS.join(', ')} (or bind)`],
+  signal: [(value) => hasMethods(value, ['throwIfAborted', 'addEventListener', 'removeEventListener']), 'must be an AbortSignal'],
 };
 
 /** The numeric options' ranges, and the log level. */
@@ -381,7 +378,7 @@ function bound(coordinator: RateLimitCoordinator | undefined, scope: Coordinator
   if (!coordinator.bind) return coordinator;
   const own = guarded('PetStoreClient options: coordinator.bind()', () => coordinator.bind!(scope), '', 'threw');
   // The client calls bind once: what it returns must be the coordinator itself, not another binder.
-  if (!has(own, COORDINATOR_METHODS)) throw configError(`PetStoreClient options: coordinator.bind() must return a coordinator (with ${COORDINATOR_METHODS.join(', ')}).`, 'coordinator');
+  if (!hasMethods(own, COORDINATOR_METHODS)) throw configError(`PetStoreClient options: coordinator.bind() must return a coordinator (with ${COORDINATOR_METHODS.join(', ')}).`, 'coordinator');
   return own;
 }
 
@@ -394,7 +391,9 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   // A value read from the environment is blamed on its variable: the code does not show it.
   const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
   const apiKey = (options as ClientOptions | null)?.apiKey ?? env('PETSTORE_API_KEY');
-  checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options', redactor(typeof apiKey === 'string' ? [apiKey] : []));
+  // Made before the key is checked: an unknown option's name may be the key, pasted by mistake.
+  const redact = redactor(typeof apiKey === 'string' ? [apiKey] : []);
+  checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options', redact);
   checkOptions(options, 'PetStoreClient options');
   if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY');
   // Neither message quotes the key: a wrong type or a pasted header may still hold a real one.
@@ -414,7 +413,6 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   }
   const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
   if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL');
-  const redact = redactor([apiKey]);
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl), redact);
   // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
   const envLog = (options.logLevel === undefined && env('PETSTORE_LOG')) || undefined;

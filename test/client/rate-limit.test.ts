@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AbortError, createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, settle, START, useReferenceServer } from './harness.js';
+import { answering429s } from '../support/answers.js';
 
 const { server, client } = useReferenceServer();
 
@@ -141,24 +142,21 @@ describe('coordinated rate limiting', () => {
   });
 
   it('a plain 429 whose window ends after a running ban\'s leaves the ban\'s flag until the ban ends: refusals say api_key_banned, then rate_limited (before: rate_limited at once)', async () => {
-    let sent = 0;
-    const answers = [
-      { code: 'api_key_banned', retryAfter: '600' },
-      { code: 'rate_limited', retryAfter: '900' },
-    ];
     // Two requests in flight (throttle off): the ban's answer comes first, a plain 429 that ends later after it.
-    const fetch = async () => {
-      const { code, retryAfter } = answers[sent++]!;
-      await new Promise((r) => setTimeout(r, sent * 10));
-      return Response.json({ code, message: code, status: 429 }, { status: 429, headers: { 'Retry-After': retryAfter } });
-    };
+    const { fetch, sent } = answering429s(
+      [
+        { code: 'api_key_banned', retryAfter: '600' },
+        { code: 'rate_limited', retryAfter: '900' },
+      ],
+      10,
+    );
     const c = client({ fetch, throttle: false });
     const first = await settle(Promise.allSettled([c.listPets(), c.listPets()]));
     expect(first.status === 'fulfilled' && first.value.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toEqual(['api_key_banned', 'rate_limited']);
     expect(await run(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
     await vi.advanceTimersByTimeAsync(600_000);
     expect(await run(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
-    expect(sent).toBe(2);
+    expect(sent()).toBe(2);
   });
 
   it('throttle: once the budget is spent, a call waits for the reset instead of spending a request on a 429', async () => {

@@ -12,6 +12,7 @@ import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-st
 import { createReferenceServer, type BanEvent, type ReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
 import { createClient, RESP_TYPES } from 'redis';
 import { connect, startRedis, type RedisProcess } from './support.js';
+import { answering429s } from '../support/answers.js';
 
 const KEY = 'sk_live_REDISSHAREDk3y';
 const BASE_URL = 'https://petstore.test/v1';
@@ -227,17 +228,14 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('a plain 429 whose window ends after a running ban\'s leaves the ban\'s flag in every process until the ban ends: refusals say api_key_banned, then rate_limited (before: rate_limited at once)', async () => {
-    let sent = 0;
-    const answers = [
-      { code: 'api_key_banned', retryAfter: '1' },
-      { code: 'rate_limited', retryAfter: '3' },
-    ];
     // Two requests in flight (throttle off): the ban's answer comes first, a plain 429 that ends later after it.
-    const fetch = async () => {
-      const { code, retryAfter } = answers[sent++]!;
-      await sleep(sent * 20);
-      return Response.json({ code, message: code, status: 429 }, { status: 429, headers: { 'Retry-After': retryAfter } });
-    };
+    const { fetch, sent } = answering429s(
+      [
+        { code: 'api_key_banned', retryAfter: '1' },
+        { code: 'rate_limited', retryAfter: '3' },
+      ],
+      20,
+    );
     const server = budgetServer(60);
     const prefix = fresh();
     const a = await processOf(server, prefix, { fetch, throttle: false, maxRetries: 0, maxRetryDelay: 0 });
@@ -248,7 +246,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // The ban's Retry-After (1 s) ends in real time: Redis keeps real time.
     await sleep(1_100);
     for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
-    expect(sent).toBe(2);
+    expect(sent()).toBe(2);
   });
 
   it('one budget: requests in flight in every process never exceed what is left, so no 429 comes back', async () => {
