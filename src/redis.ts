@@ -19,6 +19,7 @@ import type {
 import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { hasMethods, notify, Signal } from './runtime.js';
 import { checkKnownOptions } from './suggest.js';
+import { configError } from './client/options.js';
 
 /** What the coordinator needs of a node-redis client (`createClient()` from `redis`, connected). */
 export interface RedisClient {
@@ -355,15 +356,18 @@ const OPTIONS = Object.keys({ redis: 0, prefix: 0, commandTimeoutMs: 0, onWarnin
 const CLIENT_METHODS = ['evalSha', 'eval', 'duplicate', 'on'] as const;
 const HOW = 'createRedisCoordinator({ redis: await createClient({ url }).connect() }), with createClient from the redis package (node-redis 5 or newer)';
 
-/** Checks the options, from JavaScript too: each `TypeError` says what to pass. */
+/**
+ * Checks the options, from JavaScript too: each `ValidationError` says what to pass. Not a
+ * `TypeError`: only PetStoreErrors leave the client's side, its setup included.
+ */
 function checkOptions(options: unknown): asserts options is RedisCoordinatorOptions {
-  const fail = (problem: string): never => {
-    throw new TypeError(`createRedisCoordinator(): ${problem}`);
+  const fail = (problem: string, option = 'options'): never => {
+    throw configError(`createRedisCoordinator(): ${problem}`, option);
   };
   if (hasMethods(options, CLIENT_METHODS)) fail(`pass the client as the redis option: createRedisCoordinator({ redis }).`);
   if (typeof options !== 'object' || options === null) fail(`pass the options object: ${HOW}.`);
   const given = options as Record<string, unknown>;
-  checkKnownOptions(given, OPTIONS, 'createRedisCoordinator()');
+  checkKnownOptions(given, OPTIONS, 'createRedisCoordinator()', configError);
   const { redis, prefix, commandTimeoutMs, onWarning } = given;
   if (!hasMethods(redis, CLIENT_METHODS)) {
     const got =
@@ -371,11 +375,11 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
       : typeof redis === 'string' ? 'got a string: pass a client, not its URL'
       : hasMethods(redis, ['evalsha', 'duplicate']) ? 'got what looks like an ioredis client, which is not supported'
       : `got ${typeof redis === 'object' ? 'an object' : `a ${typeof redis}`} without ${CLIENT_METHODS.join(', ')}`;
-    fail(`redis must be a node-redis client; ${got}. Use ${HOW}.`);
+    fail(`redis must be a node-redis client; ${got}. Use ${HOW}.`, 'redis');
   }
-  if (prefix !== undefined && typeof prefix !== 'string') fail('prefix must be a string.');
-  if (commandTimeoutMs !== undefined && !(typeof commandTimeoutMs === 'number' && commandTimeoutMs > 0)) fail('commandTimeoutMs must be a number of milliseconds above 0.');
-  if (onWarning !== undefined && typeof onWarning !== 'function') fail('onWarning must be a function.');
+  if (prefix !== undefined && typeof prefix !== 'string') fail('prefix must be a string.', 'prefix');
+  if (commandTimeoutMs !== undefined && !(typeof commandTimeoutMs === 'number' && commandTimeoutMs > 0)) fail('commandTimeoutMs must be a number of milliseconds above 0.', 'commandTimeoutMs');
+  if (onWarning !== undefined && typeof onWarning !== 'function') fail('onWarning must be a function.', 'onWarning');
 }
 
 /**
@@ -393,8 +397,8 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
  * const client = new PetStoreClient({ apiKey, baseUrl, coordinator: createRedisCoordinator({ redis }) });
  * ```
  *
- * @throws TypeError when `redis` is not a node-redis client (a URL, an ioredis client) or an
- * option is unknown or of the wrong type; the message says what to pass.
+ * @throws ValidationError when `redis` is not a node-redis client (a URL, an ioredis client) or
+ * an option is unknown or of the wrong type; the message says what to pass, `issues` which option.
  */
 export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisCoordinator {
   checkOptions(options);
@@ -468,7 +472,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
   };
 
   const unbound = (): never => {
-    throw new TypeError('createRedisCoordinator(): pass it as the client\'s coordinator option; the client binds it to its API key.');
+    throw configError("createRedisCoordinator(): pass it as the client's coordinator option; the client binds it to its API key.", 'coordinator');
   };
   return {
     bind,

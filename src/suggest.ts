@@ -57,12 +57,18 @@ export function unknownOption(name: string, known: readonly string[], shown = na
 }
 
 /**
- * Throws a `TypeError` for options that are not an object, or that hold a name not in `known`
- * (naming the one most likely meant); `what` is the function they were given to. For the server
- * side's options: the client's throw its `ValidationError` instead.
+ * Throws for options that are not an object, or that hold a name not in `known` (naming the one
+ * most likely meant); `what` is the function they were given to. The error is `error`'s, given
+ * the message and the option's name: a `TypeError` by default, for the server side's options; the
+ * Redis coordinator throws the client's `ValidationError`.
  */
-export function checkKnownOptions(options: unknown, known: readonly string[], what: string): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${what}: the options must be an object, such as { ${known.slice(0, 3).join(', ')} }.`);
+export function checkKnownOptions(
+  options: unknown,
+  known: readonly string[],
+  what: string,
+  error: (message: string, path: string) => Error = (message) => new TypeError(message),
+): void {
+  if (typeof options !== 'object' || options === null) throw error(`${what}: the options must be an object, such as { ${known.slice(0, 3).join(', ')} }.`, 'options');
   const unknown = Object.keys(options).find((name) => !known.includes(name));
-  if (unknown !== undefined) throw new TypeError(`${what}: ${unknownOption(unknown, known)}`);
+  if (unknown !== undefined) throw error(`${what}: ${unknownOption(unknown, known)}`, unknown);
 }

@@ -248,7 +248,8 @@ function missing(option: string, example: string, variable: string): ValidationE
   return configError(`${option} is missing. Pass new PetStoreClient({ ${example} }) or set the ${variable} environment variable${hint}.`, option);
 }
 
-function configError(message: string, path: string): ValidationError {
+/** A `ValidationError` about one option, named by `path`. Also the Redis coordinator's. @internal */
+export function configError(message: string, path: string): ValidationError {
   return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
 }
 

@@ -2,16 +2,26 @@
 // none of these needs a Redis server.
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
-import { PetStoreClient } from '@animal-store/sdk';
+import { PetStoreClient, ValidationError } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
 import { createReferenceServer } from '@animal-store/sdk/server';
 
 const make = (options: unknown) => () => createRedisCoordinator(options as never);
+/** What `run` threw. */
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
 
 describe('createRedisCoordinator: what it is given', () => {
-  it('no options, a URL, or the client itself instead of { redis } is a TypeError that shows how to pass a connected node-redis client', () => {
+  it('no options, a URL, or the client itself instead of { redis } is a ValidationError that shows how to pass a connected node-redis client', () => {
     const redis = createClient();
-    expect(make(undefined)).toThrow(TypeError);
+    expect(make(undefined)).toThrow(ValidationError);
+    expect(thrown(make({ redis: 'redis://127.0.0.1:6379' }))).toMatchObject({ name: 'ValidationError', issues: [{ code: 'custom', path: ['redis'] }] });
     expect(make(undefined)).toThrow('createRedisCoordinator(): pass the options object: createRedisCoordinator({ redis: await createClient({ url }).connect() })');
     expect(make({})).toThrow('createRedisCoordinator(): redis must be a node-redis client; it is missing. Use createRedisCoordinator({ redis: await createClient({ url }).connect() })');
     expect(make({ redis: 'redis://127.0.0.1:6379' })).toThrow('redis must be a node-redis client; got a string: pass a client, not its URL.');
@@ -19,14 +29,22 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(make({ redis: { evalsha() {}, duplicate() {}, on() {} } })).toThrow('got what looks like an ioredis client, which is not supported');
   });
 
-  it('a misspelt option is a TypeError that names the one meant, and options of the wrong type say what they must be', () => {
+  it('a misspelt option is a ValidationError that names the one meant, and options of the wrong type say what they must be', () => {
     const redis = createClient();
+    expect(thrown(make({ redis, commandTimeout: 100 }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['commandTimeout'] }] });
+    expect(thrown(make({ redis, prefix: 7 }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['prefix'] }] });
     expect(make({ redis, commandTimeout: 100 })).toThrow('createRedisCoordinator(): unknown option "commandTimeout" (did you mean "commandTimeoutMs"?).');
     expect(make({ redis, colour: 'red' })).toThrow('unknown option "colour". The options are redis, prefix, commandTimeoutMs, onWarning.');
     expect(make({ redis, commandTimeoutMs: '250' })).toThrow('commandTimeoutMs must be a number of milliseconds above 0.');
     expect(make({ redis, prefix: 7 })).toThrow('prefix must be a string.');
     expect(make({ redis, onWarning: 'console' })).toThrow('onWarning must be a function.');
     expect(make({ redis, prefix: undefined, commandTimeoutMs: undefined, onWarning: undefined })).not.toThrow();
+  });
+
+  it('the coordinator used without a client to bind it is a ValidationError that says to pass it as the coordinator option', () => {
+    const coordinator = createRedisCoordinator({ redis: createClient() });
+    expect(() => coordinator.acquire({ throttle: true, leaseMs: 1_000 })).toThrow(ValidationError);
+    expect(() => coordinator.changed()).toThrow("createRedisCoordinator(): pass it as the client's coordinator option; the client binds it to its API key.");
   });
 
   it('a node-redis client the app never connected is said once, and the client coordinates its own calls meanwhile', async () => {
