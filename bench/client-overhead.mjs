@@ -8,7 +8,7 @@
  */
 import ky from 'ky';
 import * as z from 'zod/mini';
-import { alternate, printTable, round, saveResult, startServerWorker, throughput, verdict } from './lib.mjs';
+import { alternate, median, printTable, round, saveResult, startServerWorker, throughput, verdict } from './lib.mjs';
 
 const { PetStoreClient, PetSchema } = await import('../dist/index.js');
 const Pets = z.array(PetSchema);
@@ -46,8 +46,31 @@ async function compare(baseUrl, fetchImpl) {
   for (let slice = 0; slice < WARMUP_SLICES; slice++) {
     for (const side of slice % 2 ? [viaRaw, viaClient] : [viaClient, viaRaw]) await throughput(side, { ...LOAD, durationMs: WARMUP_MS / WARMUP_SLICES });
   }
-  return alternate(ROUNDS, () => throughput(viaClient, LOAD), () => throughput(viaRaw, LOAD));
+  const busy = { client: [], floor: [] };
+  const result = await alternate(ROUNDS, () => measure(viaClient, busy.client), () => measure(viaRaw, busy.floor));
+  return { ...result, busyClient: median(busy.client), busyFloor: median(busy.floor), busyRatio: median(busy.floor.map((floor, i) => floor / busy.client[i])) };
 }
+
+/**
+ * Calls per second of `side`, and into `busy` the main thread's busy time per call (µs, from its
+ * event-loop utilization). Over loopback the server's thread may be what limits both sides'
+ * throughput, which then ties whatever each side costs: busy time shows what each costs the app.
+ */
+async function measure(side, busy) {
+  const before = performance.eventLoopUtilization();
+  const started = performance.now();
+  const rate = await throughput(side, LOAD);
+  const calls = (rate * (performance.now() - started)) / 1000;
+  busy.push((performance.eventLoopUtilization(before).active * 1000) / calls);
+  return rate;
+}
+
+/** The main thread's busy time per call of each side, and the floor's over the client's (above 1: the client costs less). */
+const busyColumns = ({ busyClient, busyFloor, busyRatio }) => ({
+  'client busy µs/call': Math.round(busyClient),
+  'floor busy µs/call': Math.round(busyFloor),
+  'busy floor/client': round(busyRatio),
+});
 
 export async function run() {
   const worker = await startServerWorker('reference', OPTIONS);
@@ -63,16 +86,16 @@ export async function run() {
   const httpRatio = http.ratio;
   const inProcessRatio = inProcess.ratio;
   const rows = [
-    { transport: 'loopback HTTP', 'client calls/s': Math.round(http.a), 'floor calls/s': Math.round(http.b), ratio: round(httpRatio) },
-    { transport: 'in-process (server.fetch)', 'client calls/s': Math.round(inProcess.a), 'floor calls/s': Math.round(inProcess.b), ratio: round(inProcessRatio) },
+    { transport: 'loopback HTTP', 'client calls/s': Math.round(http.a), 'floor calls/s': Math.round(http.b), ratio: round(httpRatio), ...busyColumns(http) },
+    { transport: 'in-process (server.fetch)', 'client calls/s': Math.round(inProcess.a), 'floor calls/s': Math.round(inProcess.b), ratio: round(inProcessRatio), ...busyColumns(inProcess) },
   ];
   printTable(`Client overhead: listPets({ limit: 100 }), concurrency ${LOAD.concurrency}, ${ROUNDS}×${LOAD.durationMs / 1000} s each`, rows, [
     verdict(`client ≥ ${TARGET} × the floor over loopback HTTP`, round(httpRatio), httpRatio >= TARGET),
     verdict(`client ≥ ${TARGET} × the floor in-process`, round(inProcessRatio), inProcessRatio >= TARGET),
   ]);
   return saveResult('client-overhead', {
-    http: { clientCps: http.a, floorCps: http.b, ratio: httpRatio, samplesClient: http.samplesA, samplesFloor: http.samplesB },
-    inProcess: { clientCps: inProcess.a, floorCps: inProcess.b, ratio: inProcessRatio, samplesClient: inProcess.samplesA, samplesFloor: inProcess.samplesB },
+    http: { clientCps: http.a, floorCps: http.b, ratio: httpRatio, samplesClient: http.samplesA, samplesFloor: http.samplesB, busyClientUs: http.busyClient, busyFloorUs: http.busyFloor, busyRatio: http.busyRatio },
+    inProcess: { clientCps: inProcess.a, floorCps: inProcess.b, ratio: inProcessRatio, samplesClient: inProcess.samplesA, samplesFloor: inProcess.samplesB, busyClientUs: inProcess.busyClient, busyFloorUs: inProcess.busyFloor, busyRatio: inProcess.busyRatio },
     concurrency: LOAD.concurrency,
     target: TARGET,
     pass: httpRatio >= TARGET && inProcessRatio >= TARGET,

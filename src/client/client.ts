@@ -761,11 +761,15 @@ export class PetStoreClient {
         }
         chunks.push(value);
       }
-      const bytes = new Uint8Array(total);
-      total = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, total);
-        total += chunk.byteLength;
+      // Most bodies arrive as one chunk: copying it would cost more than decoding it.
+      let bytes = chunks[0] ?? new Uint8Array();
+      if (chunks.length > 1) {
+        bytes = new Uint8Array(total);
+        total = 0;
+        for (const chunk of chunks) {
+          bytes.set(chunk, total);
+          total += chunk.byteLength;
+        }
       }
       return new TextDecoder().decode(bytes);
     } finally {
