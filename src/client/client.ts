@@ -83,7 +83,7 @@ interface CallState {
   signal: AbortSignal | undefined;
   /** Per attempt. */
   timeout: number;
-  headers: Headers;
+  headers: Readonly<Record<string, string>>;
   /** How many rate-limit waits the call has left; each wait for a window spends one. */
   waits: number;
   /**
@@ -700,16 +700,16 @@ export class PetStoreClient {
    * Authorization: {@link toHeaders} refuses it), and the body's type when it has one and the call did not name it. The
    * client's own, uncopied, when nothing is added.
    */
-  #headersFor(operation: Operation<unknown>, init: RequestOptions['headers']): Headers {
+  #headersFor(operation: Operation<unknown>, init: RequestOptions['headers']): Readonly<Record<string, string>> {
     if (!init && operation.body === undefined) return this.#options.headers;
     const headers = new Headers(this.#options.headers);
     if (init) for (const [name, value] of toHeaders(init, `${operation.name} options`)) headers.set(name, value);
     if (operation.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-    return headers;
+    return Object.fromEntries(headers);
   }
 
   /** Sends one request through ky (its retry and timeout off: ours are the only ones). */
-  #send(operation: Operation<unknown>, headers: Headers, signal: AbortSignal): Promise<Response> {
+  #send(operation: Operation<unknown>, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Response> {
     const base = this.#options.fetch ?? ((request: Request, init?: RequestInit) => globalThis.fetch(request, init));
     const sent = ky(operation.url, {
       method: operation.method,
