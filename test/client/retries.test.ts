@@ -1,6 +1,6 @@
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { AbortError, ConnectionError, InternalServerError, PetStoreError, RateLimitError, ThrottledError, TimeoutError } from '@animal-store/sdk';
+import { AbortError, ApiError, ConnectionError, InternalServerError, PetStoreError, RateLimitError, ThrottledError, TimeoutError } from '@animal-store/sdk';
 import { BASE_URL, run, settle, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
@@ -65,6 +65,14 @@ describe('retries', () => {
     expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
     expect(calls.count).toBe(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('createPet: a 408 is an ApiError and is never retried, as the errors guide says', async () => {
+    const calls = failing('post', '/pets', 10, () => new HttpResponse(null, { status: 408, headers: { 'Retry-After': '1' } }));
+    const error = await run(client().createPet({ name: 'Rex', categoryId: 1 }));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 408, code: 'http_408' });
+    expect(calls.count).toBe(1);
   });
 
   it('backoff uses full jitter from a 0.5 s base: with Math.random at 0.999 the first retry waits just under 0.5 s', async () => {
@@ -148,6 +156,20 @@ describe('retries', () => {
     expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
     expect(calls.count).toBe(2);
     expect(Date.now()).toBeGreaterThanOrEqual(reset * 1000);
+  });
+
+  it('a 429 without Retry-After whose budget is not spent backs off instead of waiting for X-RateLimit-Reset', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    const reset = Math.ceil(Date.now() / 1000) + 30;
+    const calls = failing('get', '/pets', 1, () =>
+      new HttpResponse(null, { status: 429, headers: { 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '2', 'X-RateLimit-Reset': String(reset) } }),
+    );
+    const started = Date.now();
+    expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
+    expect(calls.count).toBe(2);
+    // The first backoff with Math.random at 0.999: just under 0.5 s, far from the reset 30 s away.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(499);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('a 429 whose wait exceeds maxRetryDelay (a ban) throws RateLimitError at once, without waiting', async () => {
