@@ -23,7 +23,7 @@ const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug'] as const satisfies 
 
 /** Where log lines go: anything with console's methods (console itself, pino, winston). */
 export interface Logger {
-  /** Each attempt and each wait. */
+  /** Each attempt that got a response, and each wait. */
   debug(message: string, ...args: unknown[]): void;
   /** Retries. */
   info(message: string, ...args: unknown[]): void;
@@ -92,7 +92,7 @@ export interface ClientOptions {
    */
   maxResponseBytes?: number | undefined;
   /**
-   * How much to log: `debug` logs each attempt and wait, `info` each retry, `warn` deprecations.
+   * How much to log: `debug` logs each attempt that got a response and each wait, `info` each retry, `warn` deprecations.
    * @default process.env.PETSTORE_LOG, else 'warn'
    */
   logLevel?: LogLevel | undefined;

@@ -42,6 +42,20 @@ describe('logs', () => {
     expect(lines.find((l) => l.text.includes('waiting'))?.text).toMatch(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(a 429 asked every client to wait\)$/);
   });
 
+  it('logLevel debug: an attempt that fails without a response has no line of its own; its retry\'s info line tells of it, the next attempt\'s debug line follows', async () => {
+    const { lines, logger } = recorder();
+    let sent = 0;
+    const fetch = async (request: Request) => {
+      if (++sent === 1) throw new TypeError('fetch failed');
+      return server.fetch(request);
+    };
+    await run(client({ fetch, logLevel: 'debug', logger }).listPets({ limit: 1 }));
+    expect(lines).toEqual([
+      { level: 'info', text: expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in \d+ ms after ConnectionError: .*fetch failed/) },
+      { level: 'debug', text: expect.stringMatching(/^listPets GET \S+ → 200 in \d+\.\d ms \(attempt 2, /) },
+    ]);
+  });
+
   it('the default level is warn: a successful call logs nothing', async () => {
     const { lines, logger } = recorder();
     await run(client({ logger }).listPets());
