@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { launch, serveStatic, type BrowserName } from '../browser/support.js';
@@ -32,15 +32,28 @@ export const NODE_22_VERSION = '22.23.3';
 
 /**
  * Node 22, from npm's `node` package, installed the first time into
- * node_modules/.cache/runtimes/ and reused after (`npm ci` starts it afresh).
+ * node_modules/.cache/runtimes/ and reused after (`npm ci` starts it afresh). Installed into a
+ * directory of its own, then moved into place: two test files, in two workers, may ask for it at
+ * once, and two npm installs into one directory can leave neither whole.
  */
 export async function node22(): Promise<string> {
   const dir = join(ROOT, `node_modules/.cache/runtimes/node-${NODE_22_VERSION}`);
   const binary = join(dir, 'node_modules/node/bin/node');
   if (existsSync(binary)) return binary;
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }));
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', `node@${NODE_22_VERSION}`], { cwd: dir, timeout: 180_000 });
+  const staging = `${dir}.installing-${process.pid}-${Date.now()}`;
+  await mkdir(staging, { recursive: true });
+  try {
+    await writeFile(join(staging, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }));
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', `node@${NODE_22_VERSION}`], { cwd: staging, timeout: 180_000 });
+    // Another worker's install landed first (the rename fails onto its directory): use that one.
+    // A directory left without the binary (an install interrupted before this rule) is replaced.
+    if (!existsSync(binary)) await rm(dir, { recursive: true, force: true });
+    await rename(staging, dir).catch((error: unknown) => {
+      if (!existsSync(binary)) throw error;
+    });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
   return binary;
 }
 
