@@ -258,6 +258,17 @@ describe('configuration', () => {
     }
     expect(seen).toHaveLength(2);
   });
+
+  it("a call's headers are merged over the client's: both sets are sent, and a name given in both takes the call's value", async () => {
+    const { seen, fetch } = recordingFetch();
+    const c = client({ fetch, headers: { 'X-Tenant': 'acme', 'X-Trace': 'client' } });
+    await run(c.listPets(undefined, { headers: { 'x-trace': 'call', 'X-Feature': 'on' } }));
+    await run(c.listPets());
+    expect(seen.map((h) => [h.get('X-Tenant'), h.get('X-Trace'), h.get('X-Feature')])).toEqual([
+      ['acme', 'call', 'on'],
+      ['acme', 'client', null],
+    ]);
+  });
 });
 
 describe('the API key never leaks', () => {
