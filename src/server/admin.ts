@@ -14,12 +14,15 @@ export interface ServerClock {
   now(): Date;
   /**
    * Moves the clock forward by `ms` milliseconds, so a test skips a minute window, a ban or the
-   * getPet sunset without waiting. Throws a `TypeError` unless `ms` is a finite number ≥ 0.
+   * getPet sunset without waiting. Throws a `TypeError` unless `ms` is a finite number ≥ 0 that
+   * keeps the clock before the year 10000.
    */
   advance(ms: number): void;
   /**
-   * Sets the clock to `date` (a `Date`, an ISO 8601 string or epoch milliseconds); it runs on
-   * from there as the `now` option does. Throws a `TypeError` for an invalid date.
+   * Sets the clock to `date` (a `Date`, epoch milliseconds, or an ISO 8601 date-time with its
+   * offset, such as `'2030-12-05T00:00:00Z'`), from 1970 to 9999; it runs on from there as the
+   * `now` option does. Throws a `TypeError` for anything else: a date alone (`'2030-12-05'`), a
+   * date-time without its offset, or a day or time that does not exist.
    */
   set(date: Date | string | number): void;
 }

@@ -183,6 +183,16 @@ describe('retries', () => {
     expect(calls.count).toBe(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
+
+  it('a 503 whose Retry-After exceeds maxRetryDelay fails at once with its InternalServerError, not a ThrottledError', async () => {
+    const calls = failing('get', '/pets', 10, () => new HttpResponse(null, { status: 503, headers: { 'Retry-After': '120' } }));
+    const started = Date.now();
+    const error = await run(client().listPets());
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error).toMatchObject({ status: 503 });
+    expect(calls.count).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
 });
 
 describe('timeouts and cancellation', () => {

@@ -326,6 +326,17 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
   });
 
+  it('server.clock.set takes an ISO 8601 date-time with its offset only: a date alone or a local date-time is a TypeError, and the clock stays', () => {
+    const server = createReferenceServer({ now: () => T0 });
+    for (const date of ['2030-12-05', '2030-12-05T00:00:00', '2030-12-05T00:00']) {
+      expect(() => server.clock.set(date)).toThrow(TypeError);
+    }
+    expect(server.clock.now().getTime()).toBe(T0);
+    server.clock.set('2030-12-05T00:00:00Z');
+    expect(server.clock.now().toISOString()).toBe('2030-12-05T00:00:00.000Z');
+    expect(() => server.clock.advance(Date.UTC(10000, 0, 1))).toThrow(TypeError); // past 9999
+  });
+
   it('server.clock.set refuses a date whose fields do not exist, with a TypeError, instead of rolling it over', () => {
     const server = createReferenceServer({ now: () => T0 });
     for (const date of ['2026-02-31T00:00:00Z', '2026-01-01T24:00Z', '2026-04-31T12:00+02:00', '2026-01-01T00:60Z']) {
