@@ -114,8 +114,9 @@ export interface RateLimitObservation {
   /**
    * The budget the response announced, or `undefined` when it carried no usable rate-limit
    * headers (a proxy stripped them, CORS hid them): the throttle then steps aside until they
-   * appear again. Not on a 5xx, 408 or 429, whose error page says nothing of the budget.
-   * Always `undefined` on a 5xx: what its headers announce is not the key's budget.
+   * appear again, except after a 5xx, 408 or 429 without them, whose error page says nothing of
+   * the budget. A 408's or 429's budget is read like any other; a 5xx's is always `undefined`:
+   * what its headers announce is not the key's budget.
    */
   readonly budget: { readonly limit: number; readonly remaining: number; readonly resetInMs: number } | undefined;
   /**
