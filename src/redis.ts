@@ -72,7 +72,7 @@ export interface RedisCoordinatorOptions {
   commandTimeoutMs?: number | undefined;
   /**
    * Told once when Redis fails (or lost the key's state) and the client falls back, and once when
-   * it rejoins.
+   * it rejoins; told once too, at the first call, when the node-redis client was never connected.
    * @default the `logger` of each client bound to the key, at warn level (so its `logLevel` applies), else console.warn
    */
   onWarning?: ((message: string) => void) | undefined;
