@@ -328,7 +328,9 @@ function makeLevelled(logger: Logger, level: LogLevel): Logger {
     if (LOG_LEVELS.indexOf(name) > rank) return NO_LOG;
     return (message, ...args) => {
       try {
-        logger[name](message, ...args);
+        // An async method that rejects is reported too: unhandled, it would end a Node process.
+        const result: unknown = logger[name](message, ...args);
+        if (result instanceof Promise) result.catch(reportListenerError);
       } catch (error) {
         reportListenerError(error);
       }

@@ -105,6 +105,20 @@ describe('logs', () => {
     expect(reported).toEqual([new Error('logger bug')]);
     expect(server.inspect().petCount).toBe(11);
   });
+
+  it('a logger method that rejects (async) is reported like one that throws, never an unhandled rejection, and fails no call', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    const logger = { ...recorder().logger, debug: async () => { throw new Error('async logger bug'); } };
+    try {
+      expect(await run(client({ logger, logLevel: 'debug' }).createPet({ name: 'Rex', categoryId: 1 }))).toMatchObject({ name: 'Rex' });
+      await vi.advanceTimersByTimeAsync(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(reported).toEqual([new Error('async logger bug')]);
+    expect(server.inspect().petCount).toBe(11);
+  });
 });
 
 describe('events', () => {
