@@ -59,13 +59,16 @@ export function reportListenerError(error: unknown): void {
  * async one that rejects is reported too: unhandled, its rejection would end a Node process.
  */
 export function notify<T>(listeners: Iterable<(value: T) => void>, value: T): void {
-  for (const listener of [...listeners]) {
-    try {
-      const result: unknown = listener(value);
-      if (result instanceof Promise) result.catch(reportListenerError);
-    } catch (error) {
-      reportListenerError(error);
-    }
+  for (const listener of [...listeners]) isolated(() => listener(value));
+}
+
+/** Runs code of the user's own (a listener, a logger's method): what it throws, or rejects with when async, is reported. */
+export function isolated(run: () => unknown): void {
+  try {
+    const result = run();
+    if (result instanceof Promise) result.catch(reportListenerError);
+  } catch (error) {
+    reportListenerError(error);
   }
 }
 

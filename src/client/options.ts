@@ -11,7 +11,7 @@ import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
 import { redactor } from '../redact.js';
 import { unknownOption } from '../suggest.js';
-import { env, hasMethods, hostProcess, pageUrl, reportListenerError, runtimeName, SDK_ID } from '../runtime.js';
+import { env, hasMethods, hostProcess, isolated, pageUrl, runtimeName, SDK_ID } from '../runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
@@ -310,7 +310,7 @@ export function toHeaders(init: RequestOptions['headers'], what: string): Header
 const NO_LOG = () => {};
 
 /**
- * The logger with every method above `level` silenced. A logger that throws is reported like a
+ * The logger with every method above `level` silenced. A logger that throws (or rejects) is reported like a
  * listener that throws: a log line must not fail the call it is about (a created pet included).
  */
 function levelled(logger: Logger, level: LogLevel): Logger {
@@ -326,15 +326,7 @@ function makeLevelled(logger: Logger, level: LogLevel): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const at = (name: Exclude<LogLevel, 'off'>): Logger[typeof name] => {
     if (LOG_LEVELS.indexOf(name) > rank) return NO_LOG;
-    return (message, ...args) => {
-      try {
-        // An async method that rejects is reported too: unhandled, it would end a Node process.
-        const result: unknown = logger[name](message, ...args);
-        if (result instanceof Promise) result.catch(reportListenerError);
-      } catch (error) {
-        reportListenerError(error);
-      }
-    };
+    return (message, ...args) => isolated(() => logger[name](message, ...args));
   };
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
 }
