@@ -497,8 +497,9 @@ export class PetStoreClient {
         signal,
         blockForMs: () => state.blockForMs,
         onRetry: (error, retry, delayMs) => {
-          const { name, message } = error;
-          this.#options.log.info(`${describeCall(call)}: retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${name}: ${message}`);
+          // The error's message starts with the call's description, which the line already has.
+          const where = `${describeCall(call)}: `;
+          this.#options.log.info(`${where}retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${error.name}: ${error.message.replace(where, '')}`);
           this.#events.emit('retry', { ...call, retry, delayMs, error });
         },
       });
@@ -560,7 +561,7 @@ export class PetStoreClient {
         const limit = busyLimit(timeout, maxRetryDelay);
         if (busySince === undefined) {
           busySince = now;
-          log.debug(`${describeCall(call)}: waiting up to ${limit} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it)`);
+          log.debug(`${describeCall(call)}: waiting up to ${limit} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it).`);
           this.#events.emit('wait', { ...call, reason: kind, waitMs: limit, until: new Date(Date.now() + limit) });
         }
         const left = busySince + limit - now;
@@ -572,7 +573,7 @@ export class PetStoreClient {
         }
       } else if (waitMs <= maxRetryDelay && state.waits > 0) {
         state.waits--;
-        log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'})`);
+        log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'}).`);
         this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
         await sleep(waitMs, signal);
         // Requests in flight found after the window are a new wait, with its own limit.

@@ -39,7 +39,18 @@ describe('logs', () => {
     expect(lines.filter((l) => l.level === 'info').map((l) => l.text)).toEqual([
       expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in \d+ ms after RateLimitError: /),
     ]);
-    expect(lines.find((l) => l.text.includes('waiting'))?.text).toMatch(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(a 429 asked every client to wait\)$/);
+    expect(lines.find((l) => l.text.includes('waiting'))?.text).toMatch(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(a 429 asked every client to wait\)\.$/);
+  });
+
+  it('a retry\'s info line names the call once, then says what failed', async () => {
+    const { lines, logger } = recorder();
+    let sent = 0;
+    const fetch = async (request: Request) =>
+      ++sent === 1 ? Response.json({ code: 'service_unavailable', message: 'Down for a moment.', status: 503 }, { status: 503 }) : server.fetch(request);
+    await run(client({ fetch, logLevel: 'info', logger }).listPets({ limit: 1 }));
+    expect(lines).toEqual([
+      { level: 'info', text: expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in \d+ ms after InternalServerError: Down for a moment\.$/) },
+    ]);
   });
 
   it('logLevel debug: an attempt that fails without a response has no line of its own; its retry\'s info line tells of it, the next attempt\'s debug line follows', async () => {
@@ -171,7 +182,7 @@ describe('events', () => {
     expect(waits).toEqual([
       expect.objectContaining({ operation: 'listPets', url: expect.stringMatching(/limit=2$/), reason: 'busy', waitMs: 10_000, until: expect.any(Date) }),
     ]);
-    expect(lines).toContainEqual({ level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting up to 10000 ms for the answers of requests in flight/) });
+    expect(lines).toContainEqual({ level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting up to 10000 ms for the answers of requests in flight \(they may use up the rate-limit budget, or are probing it\)\.$/) });
   });
 
   it('an event the client does not emit (a misspelt one, from JavaScript) or a listener that is not a function is a ValidationError', () => {
