@@ -97,7 +97,7 @@ function parseFlags(argv: string[]) {
   } catch (error) {
     const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /'--?([^'=]+)/.exec((error as Error).message)?.[1];
     const meant = unknown ? closest(unknown, Object.keys(FLAGS)) : undefined;
-    if (meant) throw new Error(`Unknown option '--${unknown}' (did you mean --${meant}?)`);
+    if (meant) throw new Error(`Unknown option '--${unknown}' (did you mean --${meant}?).`);
     throw error;
   }
 }
@@ -105,9 +105,9 @@ function parseFlags(argv: string[]) {
 /** Parses the CLI's arguments into server options, or throws an Error with a usage hint. */
 function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean; version: boolean; quiet: boolean; logFormat: LogFormat } {
   const values = parseFlags(argv);
-  const int = (name: string, text: string, max = Number.MAX_SAFE_INTEGER) => {
+  const int = (name: string, text: string, max = Number.MAX_SAFE_INTEGER, min = 0) => {
     const n = Number(text);
-    if (!/^\d+$/.test(text) || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}; got "${text}".`);
+    if (!/^\d+$/.test(text) || n < min || n > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}; got "${text}".`);
     return n;
   };
   let apiKeys: Record<string, PlanName | Quota> | undefined;
@@ -123,7 +123,7 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
     apiKeys ??= Object.create(null) as Record<string, PlanName | Quota>;
     if (enterprise) {
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
-      apiKeys[key] = { perMinute: int('key per-minute quota', perMinute), perDay: int('key per-day quota', perDay) };
+      apiKeys[key] = { perMinute: int('key per-minute quota', perMinute, undefined, 1), perDay: int('key per-day quota', perDay, undefined, 1) };
     } else {
       if (!(PLAN_NAMES as string[]).includes(plan.toLowerCase())) {
         throw new Error(`--key: unknown plan "${plan}". Use ${PLAN_NAMES.join(', ')}, or enterprise:PER_MINUTE:PER_DAY.`);

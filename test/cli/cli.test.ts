@@ -224,7 +224,8 @@ describe('petstore-server CLI', () => {
     [['--port', 'abc'], /--port must be a whole number/],
     [['--key', 'k:gold'], /unknown plan "gold"/],
     [['--key', 'k:enterprise'], /needs a quota/],
-    [['--key', 'k:enterprise:0:100'], /--key: .*positive integers/],
+    [['--key', 'k:enterprise:0:100'], /--key per-minute quota must be a whole number from 1 to \d+; got "0"\./],
+    [['--key', 'k:enterprise:100:many'], /--key per-day quota must be a whole number from 1 to \d+; got "many"\./],
     [['--key', 'bad key:pro'], /--key: .*printable ASCII without spaces/],
     [['--key', 'k:pro:300'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:pro:300"/],
     [['--key', 'k:enterprise:1:2:3'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:enterprise:1:2:3"/],
@@ -241,8 +242,8 @@ describe('petstore-server CLI', () => {
     [['--pets', 'many'], /--pets must be a whole number/],
     [['--log-format', 'xml'], /--log-format must be text or json/],
     [['--nope'], /Unknown option/],
-    [['--prot', '4010'], /Unknown option '--prot' \(did you mean --port\?\)/],
-    [['--fault-rat', '0.5'], /Unknown option '--fault-rat' \(did you mean --fault-rate\?\)/],
+    [['--prot', '4010'], /Unknown option '--prot' \(did you mean --port\?\)\.\n/],
+    [['--fault-rat', '0.5'], /Unknown option '--fault-rat' \(did you mean --fault-rate\?\)\.\n/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
     const cli = run(args);
     child = cli.child; // a flag taken by mistake starts a server: afterEach stops it
