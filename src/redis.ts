@@ -339,7 +339,7 @@ function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Prom
     if (signal?.aborted) return reject(signal.reason);
     // The verdict waits for the I/O of the loop turn in which the timer fires: a process that was
     // busy (or descheduled) past `ms` reads the reply that came in meanwhile before calling Redis slow.
-    const late = () => setImmediate(() => reject(new SlowRedis(`Redis did not answer within ${ms} ms`)));
+    const late = () => setImmediate(() => reject(new SlowRedis(`no answer within the ${ms} ms of commandTimeoutMs`)));
     const timer = Number.isFinite(ms) ? setTimeout(late, ms) : undefined;
     const onAbort = () => reject(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -456,6 +456,16 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
   });
 
+  it('Redis slow: the warning says how long it waited and names commandTimeoutMs, the option that sets it', async () => {
+    const { slow, caughtUp, warnings } = await slowRedis(1_500);
+    const fallen = await slow.acquire({ throttle: true, leaseMs: 60_000 });
+    (fallen as { release: () => void }).release();
+    expect(warnings).toEqual([
+      '@animal-store/sdk: Redis failed (no answer within the 250 ms of commandTimeoutMs); rate limits are coordinated in this process only until it answers again.',
+    ]);
+    await caughtUp();
+  });
+
   it('Redis slow: observations it runs late are dropped, so an old budget never replaces a newer one', async () => {
     const { slow, other, caughtUp } = await slowRedis(2_500);
     // Two answers of one window, the newer with 10 left; Redis runs both after the pause, when
