@@ -173,15 +173,17 @@ function resolveQuota(plan: PlanName | Quota): Quota {
 }
 
 function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
-  if (typeof pets === 'number') {
-    if (!isCount(pets)) throw new TypeError(`pets: expected a count (a non-negative integer) or seed records, got ${pets}.`);
+  // From JavaScript, anything can arrive: what is not a list of seeds must be a count.
+  if (!Array.isArray(pets)) {
+    if (!isCount(pets)) throw new TypeError(`pets: expected a count (a non-negative integer) or seed records, got ${typeof pets === 'string' ? `"${pets}"` : String(pets)}.`);
     return generatePets(pets);
   }
   const seeded: Pet[] = [];
   const used = new Set<number>();
   // A loop, not Math.max(...ids): spreading a few hundred thousand seeds overflows the stack.
-  let nextId = pets.reduce((max, p) => (typeof p.id === 'number' && p.id > max ? p.id : max), 0) + 1;
+  let nextId = pets.reduce((max, p) => (typeof p?.id === 'number' && p.id > max ? p.id : max), 0) + 1;
   for (const [index, seed] of pets.entries()) {
+    if (typeof seed !== 'object' || seed === null) throw new TypeError(`pets[${index}]: expected a seed record such as { name: "Rex", categoryId: 1 }, got ${String(seed)}.`);
     const { id, ...rest } = seed;
     const checked = check(ServerNewPetSchema, rest, `pets[${index}]`);
     if (!checked.success) throw new TypeError(`pets[${index}]: ${checked.message}`);

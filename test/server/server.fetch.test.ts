@@ -163,6 +163,11 @@ describe('createReferenceServer', () => {
     expect(() => createReferenceServer({ banThreshold: -1 })).toThrow(/banThreshold/);
   });
 
+  it('pets that are neither a count nor a list of seed records (from JavaScript) say what pets takes, not what failed inside', () => {
+    expect(() => createReferenceServer({ pets: '5' as never })).toThrow('pets: expected a count (a non-negative integer) or seed records, got "5".');
+    expect(() => createReferenceServer({ pets: [null] as never })).toThrow('pets[0]: expected a seed record such as { name: "Rex", categoryId: 1 }, got null.');
+  });
+
   it('a misspelt option (JavaScript has no type check) is a TypeError naming the one meant, not a server with the demo key only', () => {
     expect(() => createReferenceServer({ apikeys: { k: 'free' } } as never)).toThrow(TypeError);
     expect(() => createReferenceServer({ apikeys: { k: 'free' } } as never)).toThrow('createReferenceServer(): unknown option "apikeys" (did you mean "apiKeys"?).');
