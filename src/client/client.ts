@@ -186,7 +186,7 @@ function undecodable(error: unknown): boolean {
   return /^(z_|err__)|zlib|brotli|zstd|gzip/i.test(`${cause?.code ?? code ?? message}`);
 }
 
-/** A duration as the user gave it: rounded to seconds, 1500 read "2 s" and 100 read "0 s". */
+/** A duration as the user gave it: whole seconds as seconds (60000 reads "60 s"), else milliseconds (1500 reads "1500 ms"). */
 const duration = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
 /**
@@ -234,7 +234,7 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
     : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${limit})`;
   const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
   return new ThrottledError({
-    message: `${where}${what}${endless ? '' : ` until ${until.toISOString()}`}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}, or use a plan with a higher limit.`,
+    message: `${where}${what}${endless ? '' : ` until ${until.toISOString()}`}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}${code === 'api_key_banned' ? '' : ', or use a plan with a higher limit'}.`,
     code,
     retryAfterMs: waitMs,
     call,

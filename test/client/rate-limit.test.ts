@@ -153,9 +153,14 @@ describe('coordinated rate limiting', () => {
     const c = client({ fetch, throttle: false });
     const first = await settle(Promise.allSettled([c.listPets(), c.listPets()]));
     expect(first.status === 'fulfilled' && first.value.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toEqual(['api_key_banned', 'rate_limited']);
-    expect(await run(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
+    const banned = await run(c.listPets());
+    expect(banned).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
+    // A higher plan does not lift a ban: the refusal does not suggest one.
+    expect((banned as Error).message).toMatch(/the API key is banned until .*Retry later, raise maxRetryDelay\.$/);
     await vi.advanceTimersByTimeAsync(600_000);
-    expect(await run(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    const limited = await run(c.listPets());
+    expect(limited).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
+    expect((limited as Error).message).toMatch(/Retry later, raise maxRetryDelay, or use a plan with a higher limit\.$/);
     expect(sent()).toBe(2);
   });
 
