@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { ValidationError, type ApiError, type CallInfo, type ConnectionError } from './errors.js';
+import type { ApiError, CallInfo, ConnectionError } from './errors.js';
+import { configError } from './options.js';
 import { notify } from '../runtime.js';
 import { closest } from '../suggest.js';
 
@@ -60,11 +61,6 @@ export interface ClientEventMap {
 // otherwise never be called; `satisfies` keeps the list the same as the map.
 const EVENTS = Object.keys({ request: 0, response: 0, retry: 0, wait: 0 } satisfies Record<keyof ClientEventMap, 0>);
 
-/** A `ValidationError` for `client.on()`, with its one issue. */
-function misuse(message: string, path: string): ValidationError {
-  return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
-}
-
 /** The client's listeners. Emitting without listeners costs one lookup and builds no payload. */
 export class ClientEvents {
   #listeners = new Map<keyof ClientEventMap, Set<(payload: never) => void>>();
@@ -72,9 +68,9 @@ export class ClientEvents {
   on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void): () => void {
     if (!EVENTS.includes(event)) {
       const meant = closest(String(event), EVENTS);
-      throw misuse(`client.on(): unknown event "${String(event).slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : ''}. The events are ${EVENTS.join(', ')}.`, 'event');
+      throw configError(`client.on(): unknown event "${String(event).slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : ''}. The events are ${EVENTS.join(', ')}.`, 'event');
     }
-    if (typeof listener !== 'function') throw misuse(`client.on("${event}"): the listener must be a function.`, 'listener');
+    if (typeof listener !== 'function') throw configError(`client.on("${event}"): the listener must be a function.`, 'listener');
     let set = this.#listeners.get(event);
     if (!set) this.#listeners.set(event, (set = new Set()));
     const entry = (payload: ClientEventMap[E]) => listener(payload);

@@ -253,7 +253,7 @@ function missing(option: string, example: string, variable: string): ValidationE
   return configError(`${option} is missing. Pass new PetStoreClient({ ${example} }) or set the ${variable} environment variable${hint}.`, option);
 }
 
-/** A `ValidationError` about one option, named by `path`. Also the Redis coordinator's. @internal */
+/** A `ValidationError` about one option (or argument), named by `path`: also `client.on()`'s and the Redis coordinator's. @internal */
 export function configError(message: string, path: string): ValidationError {
   return new ValidationError({ issues: [{ code: 'custom', path: [path], message, input: undefined }], message });
 }
