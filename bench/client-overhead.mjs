@@ -8,7 +8,7 @@
  */
 import ky from 'ky';
 import * as z from 'zod/mini';
-import { alternate, median, printTable, round, saveResult, startServerWorker, throughput, verdict } from './lib.mjs';
+import { alternate, median, printTable, quantile, round, saveResult, startServerWorker, throughput, verdict } from './lib.mjs';
 
 const { PetStoreClient, PetSchema } = await import('../dist/index.js');
 const Pets = z.array(PetSchema);
@@ -89,13 +89,17 @@ export async function run() {
     { transport: 'loopback HTTP', 'client calls/s': Math.round(http.a), 'floor calls/s': Math.round(http.b), ratio: round(httpRatio), ...busyColumns(http) },
     { transport: 'in-process (server.fetch)', 'client calls/s': Math.round(inProcess.a), 'floor calls/s': Math.round(inProcess.b), ratio: round(inProcessRatio), ...busyColumns(inProcess) },
   ];
+  // The middle half of the rounds' ratios: how far one run's median can move on this machine.
+  const spread = ({ ratios }) => `${round(quantile(ratios, 0.25))}–${round(quantile(ratios, 0.75))}`;
+  rows[0]['middle half of rounds'] = spread(http);
+  rows[1]['middle half of rounds'] = spread(inProcess);
   printTable(`Client overhead: listPets({ limit: 100 }), concurrency ${LOAD.concurrency}, ${ROUNDS}×${LOAD.durationMs / 1000} s each`, rows, [
     verdict(`client ≥ ${TARGET} × the floor over loopback HTTP`, round(httpRatio), httpRatio >= TARGET),
     verdict(`client ≥ ${TARGET} × the floor in-process`, round(inProcessRatio), inProcessRatio >= TARGET),
   ]);
   return saveResult('client-overhead', {
-    http: { clientCps: http.a, floorCps: http.b, ratio: httpRatio, samplesClient: http.samplesA, samplesFloor: http.samplesB, busyClientUs: http.busyClient, busyFloorUs: http.busyFloor, busyRatio: http.busyRatio },
-    inProcess: { clientCps: inProcess.a, floorCps: inProcess.b, ratio: inProcessRatio, samplesClient: inProcess.samplesA, samplesFloor: inProcess.samplesB, busyClientUs: inProcess.busyClient, busyFloorUs: inProcess.busyFloor, busyRatio: inProcess.busyRatio },
+    http: { clientCps: http.a, floorCps: http.b, ratio: httpRatio, ratios: http.ratios, samplesClient: http.samplesA, samplesFloor: http.samplesB, busyClientUs: http.busyClient, busyFloorUs: http.busyFloor, busyRatio: http.busyRatio },
+    inProcess: { clientCps: inProcess.a, floorCps: inProcess.b, ratio: inProcessRatio, ratios: inProcess.ratios, samplesClient: inProcess.samplesA, samplesFloor: inProcess.samplesB, busyClientUs: inProcess.busyClient, busyFloorUs: inProcess.busyFloor, busyRatio: inProcess.busyRatio },
     concurrency: LOAD.concurrency,
     target: TARGET,
     pass: httpRatio >= TARGET && inProcessRatio >= TARGET,

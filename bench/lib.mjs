@@ -95,13 +95,20 @@ export async function alternate(rounds, measureA, measureB) {
       a.push(await measureA());
     }
   }
-  return { a: median(a), b: median(b), ratio: median(a.map((x, i) => x / b[i])), samplesA: a, samplesB: b };
+  const ratios = a.map((x, i) => x / b[i]);
+  return { a: median(a), b: median(b), ratio: median(ratios), ratios, samplesA: a, samplesB: b };
 }
 
 export function median(values) {
+  return quantile(values, 0.5);
+}
+
+/** The `q` quantile of `values` (0.25 for the lower quartile), interpolated between neighbours. */
+export function quantile(values, q) {
   const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  return sorted[low] + (sorted[Math.min(low + 1, sorted.length - 1)] - sorted[low]) * (at - low);
 }
 
 export const round = (n, digits = 2) => Number(n.toFixed(digits));
