@@ -62,11 +62,20 @@ export function notify<T>(listeners: Iterable<(value: T) => void>, value: T): vo
   for (const listener of [...listeners]) isolated(() => listener(value));
 }
 
+/**
+ * Whether `value` is a promise: this realm's, another realm's (a `vm` context, an iframe) or a
+ * library's thenable. Code of the user's own is duck typed, and `instanceof Promise` is not:
+ * an async method of another realm answers that realm's `Promise`.
+ */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
 /** Runs code of the user's own (a listener, a logger's method): what it throws, or rejects with when async, is reported. */
 export function isolated(run: () => unknown): void {
   try {
     const result = run();
-    if (result instanceof Promise) result.catch(reportListenerError);
+    if (isThenable(result)) Promise.resolve(result).catch(reportListenerError);
   } catch (error) {
     reportListenerError(error);
   }

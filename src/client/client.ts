@@ -36,7 +36,7 @@ import { observeResponse } from './headers.js';
 import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { REDACTED } from '../redact.js';
-import { isPermissionDenied, orAbort, reportListenerError, sleep } from '../runtime.js';
+import { isPermissionDenied, isThenable, orAbort, reportListenerError, sleep } from '../runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {
@@ -530,10 +530,10 @@ export class PetStoreClient {
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     let busySince: number | undefined;
     for (;;) {
-      let decision: AcquireDecision | Promise<AcquireDecision>;
+      let decision: AcquireDecision | PromiseLike<AcquireDecision>;
       try {
         decision = coordinator.acquire(request);
-        if (decision instanceof Promise) decision = await decision;
+        if (isThenable(decision)) decision = await decision;
         // Read here, where a TypeError is the coordinator's failure, not one that leaves the client.
         if (!(decision.kind === 'granted' ? typeof decision.release === 'function' : WAITS.includes(decision.kind))) throw new TypeError('acquire() answered no decision');
       } catch (error) {
@@ -696,7 +696,7 @@ export class PetStoreClient {
       return;
     }
     // Recorded or not, the response is the call's answer.
-    return observed instanceof Promise ? observed.catch(() => {}) : undefined;
+    return isThenable(observed) ? Promise.resolve(observed).catch(() => {}) : undefined;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import { AbortError, createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
@@ -414,6 +415,22 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().petCount).toBe(before + 1);
     expect(reported).toEqual([failure]);
     vi.unstubAllGlobals();
+  });
+
+  it('a coordinator from another realm (a vm context), whose async methods answer that realm\'s promises, serves: its decision is awaited, and the call settles once its observe has recorded the answer (before: every call failed, "acquire() answered no decision")', async () => {
+    const memory = createMemoryCoordinator();
+    const make = runInNewContext(`(inner, later) => ({
+      getSnapshot: inner.getSnapshot,
+      subscribe: inner.subscribe,
+      acquire: async (request) => inner.acquire(request),
+      observe: async (observation) => { await later(50); inner.observe(observation); },
+      changed: (signal) => inner.changed(signal),
+    })`) as (inner: RateLimitCoordinator, later: (ms: number) => Promise<void>) => RateLimitCoordinator;
+    const coordinator = make(memory, (ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    let recorded: RateLimitState | undefined;
+    const call = client({ coordinator }).listPets({ limit: 1 }).then((pets) => ((recorded = memory.getSnapshot()), pets));
+    expect(await run(call)).toHaveLength(1);
+    expect(recorded).toMatchObject({ limit: 300, remaining: 299 });
   });
 
   it('a coordinator whose observe throws is reported, and the call still returns its data', async () => {
