@@ -244,6 +244,13 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   });
 }
 
+/**
+ * Whether the service may have acted on a request it answered with this status: a success, or a
+ * 5xx (the service failed part way, or a gateway answered for it: the errors guide says a
+ * `createPet` is not resent after one, as the pet may exist). A 4xx says it did not.
+ */
+const mayHaveActed = (response: Response) => response.ok || response.status >= 500;
+
 /** The sentence a failed `createPet` that may have been acted on ends with. */
 function mayHaveCreated(call: CallInfo, mayHaveSucceeded: boolean): string {
   return call.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
@@ -789,12 +796,12 @@ export class PetStoreClient {
       return new PetStoreError({ message: `${describeCall(call)}: the fetch option resolved to something that is not a Response (${what}). Return a Response, such as new Response(body, init).` });
     }
     // The request had left: whatever the answer, the service may have acted on it.
-    if (signal?.aborted) return aborted(call, signal, response ? response.ok : true);
+    if (signal?.aborted) return aborted(call, signal, response ? mayHaveActed(response) : true);
     const head = response ? { status: response.status, headers: this.#hide(response.headers) } : {};
     // ky's errors hold the request, and with it the Authorization header: keep only their cause.
     const cause = (error as { name?: string } | undefined)?.name === 'NetworkError' ? (error as Error).cause : error;
     // A POST that left may have been acted on; the API has no idempotency key to tell.
-    const mayHaveSucceeded = response !== undefined ? response.ok : !neverSent(cause);
+    const mayHaveSucceeded = response !== undefined ? mayHaveActed(response) : !neverSent(cause);
     const created = mayHaveCreated(call, mayHaveSucceeded);
     const where = `${describeCall(call)}: `;
     if (error === DEADLINE || (error as Error | undefined)?.name === 'TimeoutError') {

@@ -507,6 +507,20 @@ describe('createPet after a failure that may have reached the server says so (be
     expect(server!.arrivals).toHaveLength(1);
   });
 
+  it.each([
+    [502, true],
+    [500, true],
+    [400, false],
+  ])('a %i cut mid-body: ConnectionError with mayHaveSucceeded %s, as a 5xx (a gateway\'s, or the service failing part way) may come after the pet was stored and a 4xx says it was not, sent once (before: false after a 5xx)', async (status, may) => {
+    const record = `{"code":"x","message":"failed","status":${status}}`;
+    await serve(() => ({ status, headers: { 'Content-Length': String(record.length) }, body: record, stream: { kind: 'cut', afterBytes: 10 } }));
+    const error = await drive(client().createPet({ name: 'Rex', categoryId: 1 }));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ mayHaveSucceeded: may, status });
+    expect((error as Error).message.includes('The pet may have been created')).toBe(may);
+    expect(server!.arrivals).toHaveLength(1);
+  });
+
   it('a connection dropped after the request arrived: ConnectionError with mayHaveSucceeded, no status, sent once', async () => {
     await serve(() => 'drop');
     const error = await drive(client().createPet({ name: 'Rex', categoryId: 1 }));
