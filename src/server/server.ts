@@ -285,10 +285,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
 
   /**
    * Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs).
-   * `method` is upper-case, with HEAD already dispatched as GET.
+   * `method` is upper-case, with HEAD already dispatched as GET; `at` is when the request is acted on.
    */
-  function handle(request: Incoming, method: string, exchange: Exchange, { store, limiter }: Generation): Reply | Promise<Reply> {
-    const at = exchange.at;
+  function handle(request: Incoming, method: string, exchange: Exchange, { store, limiter }: Generation, at: number): Reply | Promise<Reply> {
     const pathname = request.url.pathname;
     const admin = adminPath(pathname);
     const adminServed = admin !== undefined && config.admin;
@@ -381,15 +380,18 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return reply instanceof Promise ? reply.then((r) => limited(r, admission, at)) : limited(reply, admission, at);
   }
 
-  /** Answers a request, HEAD dispatched as GET (its body is dropped in `close`, with every other answer's). */
-  function answer(request: Incoming, exchange: Exchange, generation: Generation): Reply | Promise<Reply> {
+  /**
+   * Answers a request, HEAD dispatched as GET (its body is dropped in `close`, with every other
+   * answer's), acting on it at `at`: when it arrived, unless something held it since.
+   */
+  function answer(request: Incoming, exchange: Exchange, generation: Generation, at = exchange.at): Reply | Promise<Reply> {
     const method = request.method.toUpperCase();
     // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
     // a valid Error record rather than a thrown exception.
     const failed = () => error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange, generation);
+      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange, generation, at);
     } catch {
       return failed();
     }
@@ -466,7 +468,10 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
           // The caller gave up while the answer was held: nothing is acted on, and nobody is answered.
           return cut();
         }
-        return answer(request, exchange, generation);
+        // Acted on now, not when it arrived: counted at its arrival, it fell in a window the key
+        // may have left meanwhile, and the limiter's windows went back to it, forgetting the count
+        // of the window the key is in.
+        return answer(request, exchange, generation, now());
       case 'error':
         // Before the request is acted on, so no counter moves: the headers of an untouched minute,
         // as a forced 503 has, since every answer carries the rate-limit headers (spec, section 8).

@@ -133,6 +133,26 @@ describe('rate limits on the wire', () => {
     expect(() => createReferenceServer({ rateLimitHeaders: 'y' as 'x' })).toThrow(/rateLimitHeaders must be "x", "ietf" or "both"/);
   });
 
+  it('a request an injected latency holds past the minute counts in the minute it is acted on, and the new minute keeps its count (before: it wiped it)', async () => {
+    vi.useFakeTimers();
+    try {
+      // At rate 0.5, seed 9 holds the first request and none of the three after it.
+      const { get, setNow } = server({ apiKeys: { k: { perMinute: 3, perDay: 100 } }, faults: { rate: 0.5, kinds: ['latency'], latencyMs: 1_000, seed: 9 } });
+      setNow(MINUTE_END - 500);
+      const held = get();
+      setNow(MINUTE_END);
+      expect((await get()).headers.get('X-RateLimit-Remaining')).toBe('2');
+      await vi.advanceTimersByTimeAsync(1_000);
+      // Acted on in the new minute, as its second request. Before: counted in the minute gone,
+      // which reset the key's window, so the new minute forgot the request before it.
+      expect((await held).headers.get('X-RateLimit-Remaining')).toBe('1');
+      expect((await get()).headers.get('X-RateLimit-Remaining')).toBe('0');
+      expect((await get()).status).toBe(429);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('a fault latency longer than a timer can wait (2^31 - 1 ms) is refused when the server is created, not fired at once', () => {
     expect(() => createReferenceServer({ faults: { rate: 1, kinds: ['latency'], latencyMs: 2 ** 31 } })).toThrow(/faults.latencyMs must be .* at most 2147483647/);
     expect(() => createReferenceServer({ faults: { rate: 1, kinds: ['latency'], latencyMs: 2 ** 31 - 1 } })).not.toThrow();
