@@ -9,10 +9,10 @@ export interface Admission {
   refused?: 'rate_limited' | 'api_key_banned' | undefined;
   /** Whole seconds to announce in `Retry-After` when refused. */
   retryAfter?: number;
-  /** The binding window, for the `X-RateLimit-*` headers. */
+  /** The binding window, for the `X-RateLimit-*` headers; when refused, 0 remain until the refusal ends. */
   limit: number;
   remaining: number;
-  /** Unix seconds at which the binding window resets. */
+  /** Unix seconds at which the binding window resets; when refused, at which the refusal ends (a ban's end). */
   reset: number;
   /** The binding window's length in seconds (60 or 86,400), for `RateLimit-Policy`. */
   window: number;
@@ -136,7 +136,9 @@ export class RateLimiter {
       // client that waits exactly until the announced reset is not punished.
       const retryAfter = Math.max(1, Math.ceil((untilMs - now) / 1000));
       state.waitUntil = Math.max(state.waitUntil, untilMs);
-      return { ...this.#binding(state, inside), refused, retryAfter };
+      // Nothing is left until `untilMs`, which the headers say: for a spent window that is its own
+      // reset, and a ban binds past its window's (whose new budget it does not grant).
+      return { ...this.#binding(state, inside), remaining: 0, reset: Math.ceil(untilMs / 1000), refused, retryAfter };
     };
 
     const inside = now < state.waitUntil;

@@ -84,6 +84,22 @@ describe('rate limits on the wire', () => {
     expect(bans).toEqual([`banned ${new Date(START + 60_000).toISOString()}`, `ended ${new Date(START - 60_000).toISOString()}`]);
   });
 
+  it('a banned key is told 0 requests remaining until the ban ends, once its minute has turned over too (before: the new minute\'s budget, on a 429)', async () => {
+    const { get, setNow } = server({ banThreshold: 1, banDurationMs: 120_000 });
+    await get();
+    await get(); // 429: the minute is spent
+    await get(); // strike 1
+    const banEnd = String(Math.ceil((START + 120_000) / 1000));
+    const banned = await get(); // strike 2: banned
+    expect(banned.headers.get('Retry-After')).toBe('120');
+    expect([banned.headers.get('X-RateLimit-Remaining'), banned.headers.get('X-RateLimit-Reset')]).toEqual(['0', banEnd]);
+    setNow(MINUTE_END + 5_000);
+    const still = await get();
+    expect((await still.json()).code).toBe('api_key_banned');
+    expect(still.headers.get('Retry-After')).toBe('66');
+    expect([still.headers.get('X-RateLimit-Remaining'), still.headers.get('X-RateLimit-Reset')]).toEqual(['0', banEnd]);
+  });
+
   it('insideRetryAfter counts every request inside an announced window, banned or not', async () => {
     const { api, get } = server({ banThreshold: 2 });
     await get();
