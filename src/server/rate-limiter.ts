@@ -40,7 +40,7 @@ interface KeyState {
   minuteCount: number;
   dayStart: number;
   dayCount: number;
-  /** End of the last `Retry-After` window announced to this key (ms). */
+  /** End of the last `Retry-After` window announced to this key (ms), whether or not an earlier one ends later. */
   waitUntil: number;
   /** Requests received inside the current `Retry-After` window. */
   strikes: number;
@@ -135,7 +135,9 @@ export class RateLimiter {
       // where the wait really ends (the window's reset), never up to a second past it, so a
       // client that waits exactly until the announced reset is not punished.
       const retryAfter = Math.max(1, Math.ceil((untilMs - now) / 1000));
-      state.waitUntil = Math.max(state.waitUntil, untilMs);
+      // The wait is the one announced last, even when shorter than the one before it (a ban that
+      // ends before the spent window does): a key that waits as told is then never counted inside.
+      state.waitUntil = untilMs;
       // Nothing is left until `untilMs`, which the headers say: for a spent window that is its own
       // reset, and a ban binds past its window's (whose new budget it does not grant).
       return { ...this.#binding(state, inside), remaining: 0, reset: Math.ceil(untilMs / 1000), refused, retryAfter };

@@ -100,6 +100,20 @@ describe('rate limits on the wire', () => {
     expect([still.headers.get('X-RateLimit-Remaining'), still.headers.get('X-RateLimit-Reset')]).toEqual(['0', banEnd]);
   });
 
+  it('a key that waits out a ban shorter than its spent window is not counted inside the window, nor banned again (before: a strike, and with banThreshold 0 a second ban)', async () => {
+    const { api, get, setNow } = server({ banThreshold: 0, banDurationMs: 10_000 });
+    await get();
+    await get(); // 429: the minute is spent, Retry-After 50
+    setNow(START + 1_000);
+    const banned = await get(); // strike 1: banned
+    expect((await banned.json()).code).toBe('api_key_banned');
+    expect(banned.headers.get('Retry-After')).toBe('10');
+    setNow(START + 11_000); // waited as told; the minute is still spent
+    const after = await get();
+    expect((await after.json()).code).toBe('rate_limited');
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1, bans: 1 });
+  });
+
   it('insideRetryAfter counts every request inside an announced window, banned or not', async () => {
     const { api, get } = server({ banThreshold: 2 });
     await get();
