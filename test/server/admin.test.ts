@@ -326,6 +326,22 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
   });
 
+  it('POST /_admin/clock {"advanceMs"} to the last instant the clock holds answers 200 or 400, never a 500, though the real clock ticks between its reads', async () => {
+    // The now option ticks a millisecond at every read, as a real clock may between two of them.
+    let real = T0;
+    const server = createReferenceServer({ now: () => real++, admin: true });
+    const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    const statuses: number[] = [];
+    for (let early = 0; early < 30; early++) {
+      server.clock.set(new Date(last - 60_000));
+      const advanceMs = last - server.clock.now().getTime() - early;
+      const response = await server.fetch(new Request('http://a.test/_admin/clock', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ advanceMs }) }));
+      statuses.push(response.status);
+    }
+    // Aimed at the last instant from further and further back: refused while a tick pushes it past, then taken.
+    expect(new Set(statuses)).toEqual(new Set([400, 200]));
+  });
+
   it('server.clock.set takes an ISO 8601 date-time with its offset only: a date alone or a local date-time is a TypeError, and the clock stays', () => {
     const server = createReferenceServer({ now: () => T0 });
     for (const date of ['2030-12-05', '2030-12-05T00:00:00', '2030-12-05T00:00']) {
