@@ -36,7 +36,7 @@ import { observeResponse } from './headers.js';
 import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { REDACTED } from '../redact.js';
-import { isPermissionDenied, isThenable, orAbort, reportListenerError, sleep } from '../runtime.js';
+import { isolated, isPermissionDenied, isThenable, orAbort, reportListenerError, sleep } from '../runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
 export interface ApiResponse<T> {
@@ -250,6 +250,26 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
  * `createPet` is not resent after one, as the pet may exist). A 4xx says it did not.
  */
 const mayHaveActed = (response: Response) => response.ok || response.status >= 500;
+
+/**
+ * A coordinator's pending decision, or the caller's abort, whichever comes first: a coordinator of
+ * the user's own may not heed `request.signal` (or never answer). A slot it grants after the abort
+ * goes back unspent.
+ */
+async function decided(pending: PromiseLike<AcquireDecision>, signal: AbortSignal | undefined): Promise<AcquireDecision> {
+  const decision = Promise.resolve(pending);
+  try {
+    return await orAbort(decision, signal);
+  } catch (error) {
+    if (signal?.aborted) {
+      decision.then(
+        (late) => late?.kind === 'granted' && isolated(() => late.release(false)),
+        () => {},
+      );
+    }
+    throw error;
+  }
+}
 
 /** The sentence a failed `createPet` that may have been acted on ends with. */
 function mayHaveCreated(call: CallInfo, mayHaveSucceeded: boolean): string {
@@ -540,7 +560,7 @@ export class PetStoreClient {
       let decision: AcquireDecision | PromiseLike<AcquireDecision>;
       try {
         decision = coordinator.acquire(request);
-        if (isThenable(decision)) decision = await decision;
+        if (isThenable(decision)) decision = await decided(decision, signal);
         // Read here, where a TypeError is the coordinator's failure, not one that leaves the client.
         if (!(decision.kind === 'granted' ? typeof decision.release === 'function' : WAITS.includes(decision.kind))) throw new TypeError('acquire() answered no decision');
       } catch (error) {

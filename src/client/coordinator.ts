@@ -71,7 +71,11 @@ export interface AcquireRequest {
    * attempt's timeout plus a margin), so a process that dies holding it does not leak it.
    */
   readonly leaseMs: number;
-  /** Aborts when the call is aborted; a store should stop waiting on its backend then. */
+  /**
+   * Aborts when the call is aborted; a store should stop waiting on its backend then. The call
+   * does not wait for a decision past the abort either: it ends with an `AbortError`, and a slot
+   * granted after it is released at once, unspent.
+   */
   readonly signal?: AbortSignal | undefined;
 }
 

@@ -433,6 +433,23 @@ describe('coordinated rate limiting', () => {
     expect(recorded).toMatchObject({ limit: 300, remaining: 299 });
   });
 
+  it("the caller's signal ends a call whose coordinator has not decided yet, with an AbortError, and a slot it grants later goes back unspent (before: the call waited for the decision, forever for one that never came)", async () => {
+    const released: unknown[] = [];
+    let grant: (() => void) | undefined;
+    const coordinator = memoryWith({
+      acquire: () => new Promise((resolve) => void (grant = () => resolve({ kind: 'granted', release: (unanswered) => void released.push(unanswered) }))),
+    });
+    const controller = new AbortController();
+    const call = client({ coordinator }).listPets({ limit: 1 }, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('gave up')), 1_000);
+    const error = await run(call);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error).toMatchObject({ mayHaveSucceeded: false, cause: new Error('gave up') });
+    grant!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(released).toEqual([false]);
+  });
+
   it('a coordinator whose observe throws is reported, and the call still returns its data', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
