@@ -6,7 +6,7 @@
  */
 import { GET_PET_SUNSET } from '../schemas/index.js';
 import { parseHttpDate } from './headers.js';
-import { notify, printedWarning } from '../runtime.js';
+import { isolated, printedWarning } from '../runtime.js';
 
 /** What the client reports when an operation is deprecated. */
 export interface DeprecationNotice {
@@ -89,8 +89,9 @@ export class DeprecationReporter {
     if (!notice || this.#reported.has(notice.operation)) return;
     this.#reported.add(notice.operation);
     this.#log(notice);
-    // A callback that throws is reported, like a listener: it must not fail the call.
-    if (this.#onDeprecation) notify([this.#onDeprecation], notice);
-    else warnOnce(notice);
+    // A callback that throws is reported, like a listener: it must not fail the call. So is a
+    // default warning that throws (`node --throw-deprecation`): a getPet it failed was a raw
+    // DeprecationWarning, and one its headers announce read as a cut connection, then retried.
+    isolated(() => (this.#onDeprecation ? this.#onDeprecation(notice) : warnOnce(notice)));
   }
 }

@@ -106,6 +106,33 @@ describe('deprecation', () => {
     expect(notices[0]!.message).not.toMatch(/stops working/);
   });
 
+  it('a default warning that throws (node --throw-deprecation) is reported, and the call returns its data: getPet sent once, a deprecation its headers announce not taken for a cut connection and retried', async () => {
+    deprecate('/store/orders');
+    const thrown: Error[] = [];
+    // What --throw-deprecation makes of emitWarning: the DeprecationWarning is thrown at once.
+    vi.spyOn(process, 'emitWarning').mockImplementation((message) => {
+      const warning = new Error(String(message));
+      warning.name = 'DeprecationWarning';
+      thrown.push(warning);
+      throw warning;
+    });
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+    let orders = 0;
+    const fresh = await freshClients();
+    const c = fresh();
+    c.on('request', ({ operation }) => void (operation === 'listOrders' && orders++));
+    try {
+      expect(await run(c.getPet(1))).toMatchObject({ id: 1 });
+      expect(await run(c.listOrders())).toEqual(expect.any(Array));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(orders).toBe(1);
+    expect(thrown).toHaveLength(2);
+    expect(reported).toEqual(thrown);
+  });
+
   it('without process.emitWarning (a browser), the default warning goes to console.warn, once', async () => {
     deprecate('/store/orders');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
