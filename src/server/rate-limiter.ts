@@ -76,11 +76,13 @@ export class RateLimiter {
 
   /**
    * When the last ban of `key` ends (ms), whether it still runs or not: the one copy of that end,
-   * which {@link clockSetBack} moves. `undefined` for a key the limiter does not know (never seen,
-   * or forgotten by {@link reset}).
+   * which {@link clockSetBack} moves. `undefined` for a key the limiter never banned (never seen,
+   * forgotten by {@link reset}, or seen by a fresh limiter after a request held from before a
+   * server reset earned the ban in the old one).
    */
   banEnd(key: string): number | undefined {
-    return this.#keys.get(key)?.bannedUntil;
+    // 0 is "never banned": read as an end, it told onBan a ban ended on 1970-01-01.
+    return this.#keys.get(key)?.bannedUntil || undefined;
   }
 
   /** The headers for a caller with no known key: an untouched Free-plan minute. */

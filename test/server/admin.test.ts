@@ -455,6 +455,38 @@ describe('request ids, the journal and the clock in-process', () => {
     expect((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status).toBe(200);
   });
 
+  it('a ban that a request held from before a reset earns, once the fresh server knows the key, ends at once on the server\'s clock (before: onBan told it ended on 1970-01-01)', async () => {
+    vi.useFakeTimers();
+    try {
+      const events: BanEvent[] = [];
+      // Seed 5 draws no fault, no fault, then a latency: the third request is held, and after the
+      // reset, which restarts the draw, the first one is not.
+      const server = createReferenceServer({
+        apiKeys: { 'held-key': { perMinute: 1, perDay: 100 } },
+        now: () => T0,
+        banThreshold: 0,
+        onBan: (event) => events.push(event),
+        faults: { rate: 0.5, kinds: ['latency'], latencyMs: 1_000, seed: 5 },
+      });
+      const send = () => get(server, '/v1/pets', { Authorization: 'Bearer held-key' });
+      expect((await send()).status).toBe(200);
+      expect((await send()).status).toBe(429);
+      const held = send(); // inside the 429's window: a strike, past banThreshold 0
+      await vi.advanceTimersByTimeAsync(10);
+      server.reset();
+      expect((await send()).status).toBe(200);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect((await held).status).toBe(429);
+      const at = new Date(T0).toISOString();
+      expect(events.map(({ state, time, until }) => [state, time, until])).toEqual([
+        ['banned', at, new Date(T0 + 15 * 60_000).toISOString()],
+        ['ended', at, at],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('an onBan that throws is reported and never changes an answer: the ban\'s 429, the request that ends it, the clock, its timer and a reset', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
