@@ -15,8 +15,8 @@ const Pets = z.array(PetSchema);
 const { createReferenceServer } = await import('../dist/server.js');
 
 const KEY = 'bench-enterprise';
-const OPTIONS = { apiKeys: { [KEY]: { perMinute: 1e12, perDay: 1e12 } }, pets: 200 };
-const LOAD = { concurrency: 10, durationMs: 1_000 };
+export const OPTIONS = { apiKeys: { [KEY]: { perMinute: 1e12, perDay: 1e12 } }, pets: 200 };
+export const LOAD = { concurrency: 10, durationMs: 1_000 };
 /** Many short rounds rather than a few long ones: the median of 12 paired ratios moves less between runs. */
 const ROUNDS = 12;
 /**
@@ -31,21 +31,33 @@ const WARMUP_MS = 2_500;
 const WARMUP_SLICES = 5;
 const TARGET = 1.0;
 
-/** Calls per second of the client and of the floor against `baseUrl`, alternated. */
-async function compare(baseUrl, fetchImpl) {
+/** The two sides, one call each, against `baseUrl`: the client, and the floor (ky and zod/mini in the fewest lines). */
+export function sides(baseUrl, fetchImpl) {
   const client = new PetStoreClient({ apiKey: KEY, baseUrl, ...(fetchImpl && { fetch: fetchImpl }) });
   const url = `${baseUrl}/pets`;
   const headers = { Authorization: `Bearer ${KEY}` };
-  const viaClient = async () => {
-    if ((await client.listPets({ limit: 100 })).length !== 100) throw new Error('client: expected 100 pets');
+  return {
+    client: async () => {
+      if ((await client.listPets({ limit: 100 })).length !== 100) throw new Error('client: expected 100 pets');
+    },
+    floor: async () => {
+      const pets = Pets.parse(await ky.get(url, { searchParams: { limit: 100 }, headers, ...(fetchImpl && { fetch: fetchImpl }) }).json());
+      if (pets.length !== 100) throw new Error('floor: expected 100 pets');
+    },
   };
-  const viaRaw = async () => {
-    const pets = Pets.parse(await ky.get(url, { searchParams: { limit: 100 }, headers, ...(fetchImpl && { fetch: fetchImpl }) }).json());
-    if (pets.length !== 100) throw new Error('floor: expected 100 pets');
-  };
+}
+
+/** Runs both sides in alternating slices for `WARMUP_MS` in all (see WARMUP_MS for why). */
+export async function warmUp({ client, floor }) {
   for (let slice = 0; slice < WARMUP_SLICES; slice++) {
-    for (const side of slice % 2 ? [viaRaw, viaClient] : [viaClient, viaRaw]) await throughput(side, { ...LOAD, durationMs: WARMUP_MS / WARMUP_SLICES });
+    for (const side of slice % 2 ? [floor, client] : [client, floor]) await throughput(side, { ...LOAD, durationMs: WARMUP_MS / WARMUP_SLICES });
   }
+}
+
+/** Calls per second of the client and of the floor against `baseUrl`, alternated. */
+async function compare(baseUrl, fetchImpl) {
+  const { client: viaClient, floor: viaRaw } = sides(baseUrl, fetchImpl);
+  await warmUp({ client: viaClient, floor: viaRaw });
   const busy = { client: [], floor: [] };
   const result = await alternate(ROUNDS, () => measure(viaClient, busy.client), () => measure(viaRaw, busy.floor));
   return { ...result, busyClient: median(busy.client), busyFloor: median(busy.floor), busyRatio: median(busy.floor.map((floor, i) => floor / busy.client[i])) };

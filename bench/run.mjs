@@ -9,7 +9,10 @@ const BENCHMARKS = {
   coordinator: () => import('./coordinator.mjs'),
   'server-throughput': () => import('./server-throughput.mjs'),
   scale: () => import('./scale.mjs'),
+  'client-profile': () => import('./client-profile.mjs'),
 };
+/** Run only when named: they explain a figure of another benchmark and have no target. */
+const ON_REQUEST = new Set(['client-profile']);
 
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
@@ -20,7 +23,7 @@ for (const name of wanted) {
 }
 const results = [];
 for (const [name, load] of Object.entries(BENCHMARKS)) {
-  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  if (wanted.length > 0 ? !wanted.includes(name) : ON_REQUEST.has(name)) continue;
   const { run } = await load();
   results.push(await run());
 }
