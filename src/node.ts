@@ -136,12 +136,19 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
     method === 'GET' || method === 'HEAD'
       ? null
       : () => {
-          const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
+          // Not destroyed when the reading stops early (a 413 midway): node:http then neither read
+          // the rest nor closed the connection, and the requests after it went unanswered.
+          const chunks = req.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array, undefined>;
           // A body node:http stops parsing just waits for more: the reading is cut instead.
           const cut = new Promise<never>((_, reject) => (watch.cut = reject));
           cut.catch(() => {});
           if (watch.broken) watch.cut!(watch.broken);
-          return { read: () => Promise.race([chunks.next(), cut]), cancel: () => chunks.return?.() };
+          // The rest is read and dropped, as node:http drops a body nobody read, and the connection serves on.
+          const cancel = async () => {
+            await chunks.return?.();
+            req.resume();
+          };
+          return { read: () => Promise.race([chunks.next(), cut]), cancel };
         };
   return new NodeIncoming(method, url, header, body, req.socket);
 }

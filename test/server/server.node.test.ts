@@ -81,6 +81,20 @@ describe('startReferenceServer', () => {
     expect(running.server.inspect().petCount).toBe(0);
   });
 
+  it.each([
+    ['chunked', 'Transfer-Encoding: chunked'],
+    ['with a Content-Length', `Content-Length: ${40 * 65_536}`],
+  ])('a body of 2.5 MiB sent %s answers 413 and the connection serves on, the next request answered (before, chunked: the connection stalled until node:http reset it)', async (_, framing) => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const chunk = 'a'.repeat(65_536);
+    const chunked = framing.startsWith('Transfer');
+    const body = Array.from({ length: 40 }, () => (chunked ? `10000\r\n${chunk}\r\n` : chunk)).join('') + (chunked ? '0\r\n\r\n' : '');
+    const post = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n${framing}\r\n\r\n${body}`;
+    const answer = await raw(running.url, `${post}GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`, false);
+    expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200']);
+    expect(answer).toContain('"code":"payload_too_large"');
+  });
+
   it('an absolute-form or odd request target still gets an Error record, never a crash', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET * HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
