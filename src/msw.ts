@@ -54,7 +54,10 @@ export function createHandlers(server: ReferenceServer, options: CreateHandlersO
       `createHandlers: baseUrl must be an absolute URL such as "https://petstore.test/v1" (or, in a browser, a path such as "/api/v1"); got "${options.baseUrl}".`,
     );
   }
-  const root = base.href.replace(/\/+$/, '');
+  // A RegExp, not msw's path pattern: a `:` or `*` in the base's path is text, where the pattern
+  // read `/api:v2/v1` as a parameter (`/apiX/v1` matched too) and `/x*/v1` as a wildcard. msw
+  // matches it against the request's origin and path, without its query.
+  const root = (base.origin + base.pathname).replace(/\/+$/, '').replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
   const resolver = async ({ request }: { request: Request }) => {
     try {
       return await server.fetch(request);
@@ -66,5 +69,5 @@ export function createHandlers(server: ReferenceServer, options: CreateHandlersO
       throw error;
     }
   };
-  return [http.all(root, resolver), http.all(`${root}/*`, resolver)];
+  return [http.all(new RegExp(`^${root}(?:/.*)?$`), resolver)];
 }

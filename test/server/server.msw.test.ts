@@ -1,3 +1,4 @@
+import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient } from '@animal-store/sdk';
@@ -32,6 +33,23 @@ describe('createHandlers', () => {
     expect((await fetch('https://a.test/v1/pets', { headers })).status).toBe(200);
     expect((await fetch('https://a.test/v1', { headers })).status).toBe(404);
     await expect(fetch('https://other.test/v1/pets', { headers })).rejects.toThrow();
+  });
+
+  it('answers only under its base URL whatever its path holds: a ":" or "*" in it is no msw pattern (before: /api:v2/v1 also answered /apiX/v1, and /x*/v1 /xyz/v1)', async () => {
+    const headers = { Authorization: 'Bearer k' };
+    for (const [base, own, foreign] of [
+      ['https://a.test/api:v2/v1', 'https://a.test/api:v2/v1/pets', 'https://a.test/apiX/v1/pets'],
+      ['https://a.test/x*/v1', 'https://a.test/x*/v1/pets', 'https://a.test/xyz/v1/pets'],
+    ] as const) {
+      const server = createReferenceServer({ apiKeys: { k: 'free' } });
+      // What the reference server's handlers do not take falls through to this one.
+      mock = setupServer(...createHandlers(server, { baseUrl: base }), http.all('*', () => new HttpResponse(null, { status: 418 })));
+      mock.listen({ onUnhandledFrame: 'error' });
+      expect((await fetch(own, { headers })).status).toBe(200);
+      expect((await fetch(foreign, { headers })).status).toBe(418);
+      mock.close();
+      mock = undefined;
+    }
   });
 
   it('takes the base URL as a URL object too, as the client does', async () => {
