@@ -324,8 +324,13 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   let origin = '';
   /** Each connection's last request, while what node:http cannot parse after it may be its own (see {@link Open}). */
   const open = new WeakMap<Socket, Open>();
-  /** Tells `onRequest` of an answer; a listener that throws is reported, as the client's are, and the server serves on. */
-  const record = (reply: Reply, durationMs: number) => {
+  /**
+   * Tells `onRequest` of an answer; one whose status never went out (`sent` false) reached nobody,
+   * and the journal says so too. A listener that throws is reported, as the client's are, and the
+   * server serves on.
+   */
+  const record = (reply: Reply, sent: boolean, durationMs: number) => {
+    if (!sent) core.undelivered(reply);
     const entry = onRequest && logEntry(reply, durationMs);
     if (!entry) return;
     try {
@@ -336,11 +341,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
-    /** Logs an answer; one whose status never went out reached nobody, and the journal says so too. */
-    const log = (reply: Reply, sent: boolean) => {
-      if (!sent) core.undelivered(reply);
-      record(reply, performance.now() - started);
-    };
+    const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
     const watch: BodyWatch = {};
     let reply: Reply | Promise<Reply>;
     try {
@@ -373,11 +374,15 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
   http.on('checkExpectation', handle);
-  /** Answers on a bare socket, for what never became a request, and closes the connection. */
+  /**
+   * Answers on a bare socket, for what never became a request, and closes the connection. A socket
+   * its client already left (a reset while an earlier answer was held) gets no answer, recorded so.
+   */
   const answerSocket = (socket: Duplex, reply: Reply) => {
-    if (!socket.writable) return void socket.destroy();
-    socket.end(serialize(reply));
-    record(reply, 0);
+    const sent = socket.writable;
+    if (sent) socket.end(serialize(reply));
+    else socket.destroy();
+    record(reply, sent, 0);
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers, a broken
   // body) gets an answer as the server answers everything, not node's bare 400, and only one: the

@@ -501,6 +501,26 @@ describe('startReferenceServer', () => {
       }
     });
 
+    it('what node:http cannot parse behind a held answer, whose client reset the connection before its turn, is told with status 0 in the journal and the log (before: journalled as a 400 never sent, and never logged)', async () => {
+      // Only the latency's timer is faked: node:http and the sockets keep their own.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const log: RequestLogEntry[] = [];
+        running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+        const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () =>
+          socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\nFOO / HTTP/1.1\r\n\r\n'),
+        );
+        socket.on('error', () => {});
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET on the latency' }).toBe(1);
+        socket.resetAndDestroy();
+        await vi.advanceTimersByTimeAsync(1_000);
+        const journal = await told(log, 2);
+        expect(journal[1]).toEqual({ method: '?', path: '?', status: 0, code: undefined, requestId: expect.any(String) });
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
     it('requests refused for their Host lines are journalled with their method and path (before: "? ?")', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
