@@ -324,6 +324,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   let origin = '';
   /** Each connection's last request, while what node:http cannot parse after it may be its own (see {@link Open}). */
   const open = new WeakMap<Socket, Open>();
+  /** Connections whose unparsable rest was already refused: node:http reports each later packet again. */
+  const refused = new WeakSet<Socket>();
   /**
    * Tells `onRequest` of an answer; one whose status never went out (`sent` false) reached nobody,
    * and the journal says so too. A listener that throws is reported, as the client's are, and the
@@ -390,8 +392,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // answered is answered after it, in order.
   http.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-    // node:http parses nothing more on this connection: it closes after the answers below.
-    socket.pause();
+    // node:http parses nothing more on this connection, but still reads it: a client that goes
+    // away is seen, and what was held for it is acted on no further (paused, the connection hid a
+    // reset, and the held request was acted on for nobody). It closes after the answers below.
+    if (refused.has(socket)) return;
+    refused.add(socket);
     const last = open.get(socket);
     open.delete(socket);
     const pending = last !== undefined && !last.res.writableEnded && !last.res.destroyed;

@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
@@ -516,6 +517,29 @@ describe('startReferenceServer', () => {
         await vi.advanceTimersByTimeAsync(1_000);
         const journal = await told(log, 2);
         expect(journal[1]).toEqual({ method: '?', path: '?', status: 0, code: undefined, requestId: expect.any(String) });
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('a client that resets its connection while an answer is held, with what node:http cannot parse behind it, has nothing acted on (before: the pet was created, and the 201 nobody got journalled and logged)', async () => {
+      // Only the latency's timer is faked: node:http and the sockets keep their own.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const log: RequestLogEntry[] = [];
+        running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+        const body = '{"name":"a","categoryId":1}';
+        const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () => socket.write(`${head}Content-Length: ${body.length}\r\n\r\n${body}FOO / HTTP/1.1\r\n\r\n`));
+        socket.on('error', () => {});
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the POST on the latency' }).toBe(1);
+        // More the parser cannot read, in a packet of its own: it is refused no second time.
+        await new Promise((resolve) => socket.write('BAR / HTTP/1.1\r\n\r\n', resolve));
+        await sleep(50);
+        socket.resetAndDestroy();
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server stops holding an answer nobody waits for' }).toBe(0);
+        await vi.advanceTimersByTimeAsync(1_000);
+        expect((await told(log, 2)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 0', '? 0']);
+        expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
       } finally {
         vi.useRealTimers();
       }
