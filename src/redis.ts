@@ -548,6 +548,8 @@ class Shared implements RateLimitCoordinator {
   #generation = 0;
   /** Whether the app was told that its node-redis client was never connected (once). */
   #toldNotConnected = false;
+  /** The wake-up {@link Shared.wake} has scheduled for the next turn, if any. */
+  #waking: ReturnType<typeof setImmediate> | undefined;
   /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
   #flight: Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> | undefined;
   /** The releases of the slots the fallback granted that are still held. */
@@ -748,7 +750,9 @@ class Shared implements RateLimitCoordinator {
     const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);
       decision.release(unanswered);
-      onRedis?.release(unanswered);
+      // The slot's release on Redis wakes this process's waiters; without Redis, they are woken here.
+      if (onRedis) onRedis.release(unanswered);
+      else this.wake();
     };
     this.#fallbackHeld.add(release);
     return { kind: 'granted', release };
@@ -987,10 +991,19 @@ class Shared implements RateLimitCoordinator {
     if (this.#epoch > 0 && !this.closed()) void this.#record('2', { budget: undefined, blockForMs: undefined, banned: false }).catch(() => {});
   }
 
-  /** Wakes this process's waiters to ask again; a refusal given before is out of date. */
+  /**
+   * Wakes this process's waiters to ask again; a refusal given before is out of date. They are
+   * woken on the next turn of the event loop, not at once: a refusal reaches its call's wait a few
+   * microtasks after it is made (acquire is async, and the client awaits it), and a slot released
+   * in between (another call of this process ending) woke nobody, so that call waited out its
+   * timeout and failed with a ThrottledError while the slot was free.
+   */
   wake(): void {
     this.#generation++;
-    this.#changes.fire();
+    this.#waking ??= setImmediate(() => {
+      this.#waking = undefined;
+      this.#changes.fire();
+    });
   }
 
   /**

@@ -60,6 +60,17 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(server.inspect().keys.k?.requests).toBe(2);
   });
 
+  it('a node-redis client the app never connected: concurrent calls each go as soon as the one before is answered, none waits out its timeout (before: a slot released while another call was being refused woke nobody, and that call failed with ThrottledError after its timeout)', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'pro' } });
+    const coordinator = createRedisCoordinator({ redis: createClient(), onWarning: () => {} });
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request), coordinator, timeout: 1_000, maxRetryDelay: 0 });
+    await client.listPets();
+    const started = performance.now();
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => client.listPets().then(() => 'ok', (error: Error) => error.name)));
+    expect(outcomes).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   it('a node-redis client closed after use (its end event) is quietly not used: no warning', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     const warnings: string[] = [];
