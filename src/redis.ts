@@ -17,7 +17,7 @@ import type {
   RateLimitState,
 } from './client/coordinator.js';
 import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
-import { hasMethods, notify, Signal } from './runtime.js';
+import { hasMethods, MAX_TIMER_MS, notify, Signal } from './runtime.js';
 import { checkKnownOptions } from './suggest.js';
 import { configError } from './client/options.js';
 
@@ -65,8 +65,9 @@ export interface RedisCoordinatorOptions {
    */
   prefix?: string | undefined;
   /**
-   * The longest a decision may wait on Redis, in milliseconds; past it (or when Redis fails) the
-   * client falls back to its in-process coordinator until Redis answers again.
+   * The longest a decision may wait on Redis, in milliseconds (at most 2147483647, the longest
+   * timer); past it (or when Redis fails) the client falls back to its in-process coordinator until
+   * Redis answers again.
    * @default 250
    */
   commandTimeoutMs?: number | undefined;
@@ -378,7 +379,9 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
     fail(`redis must be a node-redis client; ${got}. Use ${HOW}.`, 'redis');
   }
   if (prefix !== undefined && typeof prefix !== 'string') fail('prefix must be a string.', 'prefix');
-  if (commandTimeoutMs !== undefined && !(typeof commandTimeoutMs === 'number' && commandTimeoutMs > 0)) fail('commandTimeoutMs must be a number of milliseconds above 0.', 'commandTimeoutMs');
+  if (commandTimeoutMs !== undefined && !(typeof commandTimeoutMs === 'number' && commandTimeoutMs > 0 && commandTimeoutMs <= MAX_TIMER_MS)) {
+    fail(`commandTimeoutMs must be a number of milliseconds above 0, at most ${MAX_TIMER_MS}.`, 'commandTimeoutMs');
+  }
   if (onWarning !== undefined && typeof onWarning !== 'function') fail('onWarning must be a function.', 'onWarning');
 }
 

@@ -81,6 +81,9 @@ export function isolated(run: () => unknown): void {
   }
 }
 
+/** The longest wait `setTimeout` honours: a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Waits `ms` milliseconds (forever for `Infinity`), or until `wake` resolves, whichever comes
  * first; rejects with the signal's reason as soon as it aborts. The one abortable wait of the

@@ -4,6 +4,7 @@ import { FAULT_KINDS, type FaultKind, type FaultOptions, type ResolvedFaults } f
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './http.js';
 import type { BanEvent } from './server.js';
 import { checkKnownOptions } from '../suggest.js';
+import { MAX_TIMER_MS } from '../runtime.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
 export interface Quota {
@@ -151,9 +152,6 @@ function generatePets(count: number): Pet[] {
   }
   return pets;
 }
-
-/** The longest wait `setTimeout` honours. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 

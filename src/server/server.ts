@@ -1,14 +1,14 @@
 // The client's own rule for listeners that throw, reused so both sides report them alike, and its
 // one abortable wait. The module has no imports of its own and touches no host API until called:
 // it costs the server bundle a few lines.
-import { orAbort, reportListenerError, sleep } from '../runtime.js';
+import { MAX_TIMER_MS, orAbort, reportListenerError, sleep } from '../runtime.js';
 // The client's rule for finding a key in a text, so both sides hide it alike.
 import { redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
-import { MAX_TIMER_MS, PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
+import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
 import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
 import { PetStore } from './store.js';

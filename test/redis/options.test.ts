@@ -35,10 +35,19 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(thrown(make({ redis, prefix: 7 }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['prefix'] }] });
     expect(make({ redis, commandTimeout: 100 })).toThrow('createRedisCoordinator(): unknown option "commandTimeout" (did you mean "commandTimeoutMs"?).');
     expect(make({ redis, colour: 'red' })).toThrow('unknown option "colour". The options are redis, prefix, commandTimeoutMs, onWarning.');
-    expect(make({ redis, commandTimeoutMs: '250' })).toThrow('commandTimeoutMs must be a number of milliseconds above 0.');
+    expect(make({ redis, commandTimeoutMs: '250' })).toThrow('commandTimeoutMs must be a number of milliseconds above 0, at most 2147483647.');
     expect(make({ redis, prefix: 7 })).toThrow('prefix must be a string.');
     expect(make({ redis, onWarning: 'console' })).toThrow('onWarning must be a function.');
     expect(make({ redis, prefix: undefined, commandTimeoutMs: undefined, onWarning: undefined })).not.toThrow();
+  });
+
+  it('a commandTimeoutMs that no timer can hold (above 2147483647 ms, or Infinity) is a ValidationError: a timer fired it after 1 ms, so decisions gave up on a healthy Redis, and Infinity left a call waiting on a Redis that is down for as long as it stayed down', () => {
+    const redis = createClient();
+    for (const commandTimeoutMs of [2 ** 31, Number.MAX_SAFE_INTEGER, Infinity]) {
+      expect(thrown(make({ redis, commandTimeoutMs }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['commandTimeoutMs'] }] });
+      expect(make({ redis, commandTimeoutMs })).toThrow('commandTimeoutMs must be a number of milliseconds above 0, at most 2147483647.');
+    }
+    expect(make({ redis, commandTimeoutMs: 2 ** 31 - 1 })).not.toThrow();
   });
 
   it('the coordinator used without a client to bind it is a ValidationError that says to pass it as the coordinator option', () => {
