@@ -34,6 +34,8 @@ export interface RedisClient {
    * `ready`, when it is connected (again, after a restart or a failover of Redis).
    */
   on(event: 'end' | 'ready', listener: () => void): unknown;
+  /** Removes a listener added with `on` (node-redis's): `close()` takes the coordinator's off. */
+  off?(event: 'end' | 'ready', listener: () => void): unknown;
   /** Whether the app has the client open (node-redis): closed, it is not used; connected again, it is. */
   readonly isOpen?: boolean | undefined;
   /** node-redis's options: the `database` the client selects, whose processes share a key's state. */
@@ -83,7 +85,7 @@ export interface RedisCoordinatorOptions {
 export interface RedisCoordinator extends RateLimitCoordinator {
   /** The coordinator of one API key and base URL; the client calls it once, with its own. */
   bind(scope: CoordinatorScope): RateLimitCoordinator;
-  /** Closes the pub/sub connection. It also closes when the app's Redis client closes. */
+  /** Closes the pub/sub connection and takes the coordinator's listeners off the app's client. It also closes when the app's Redis client closes. */
   close(): Promise<void>;
 }
 
@@ -436,21 +438,26 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     subscriber = undefined;
     for (const shared of bound.values()) shared.unsubscribed();
   };
-  const close = async () => {
-    closed = true;
-    unsubscribe();
-  };
   // A worker that finishes and closes its Redis client exits: the subscriber goes with it. The app
   // may connect the client again (a serverless function between invocations): Redis is used again.
-  redis.on('end', () => {
+  const onEnd = () => {
     opened = true;
     unsubscribe();
-  });
+  };
   // Connected again after the connection dropped (a restart, a failover): Redis may be back on an
   // older copy of the state, or an empty one, which each process checks at once.
-  redis.on('ready', () => {
+  const onReady = () => {
     for (const shared of bound.values()) shared.reconnected();
-  });
+  };
+  redis.on('end', onEnd);
+  redis.on('ready', onReady);
+  // Closed for good: the app's client, which may live on, no longer holds the coordinator.
+  const close = async () => {
+    closed = true;
+    redis.off?.('end', onEnd);
+    redis.off?.('ready', onReady);
+    unsubscribe();
+  };
   const isClosed = () => {
     if (redis.isOpen !== false) opened = true;
     return closed || redis.isOpen === false;

@@ -80,6 +80,13 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(performance.now() - started).toBeLessThan(500);
   });
 
+  it("coordinator.close() takes its listeners off the app's node-redis client: coordinators made and closed one after another leave none behind (before: two each, which kept the coordinator and its state alive with the client)", async () => {
+    const redis = createClient();
+    const before = [redis.listenerCount('end'), redis.listenerCount('ready')];
+    for (let i = 0; i < 20; i++) await createRedisCoordinator({ redis }).close();
+    expect([redis.listenerCount('end'), redis.listenerCount('ready')]).toEqual(before);
+  });
+
   it('a node-redis client closed after use (its end event) is quietly not used: no warning', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     const warnings: string[] = [];
