@@ -560,6 +560,11 @@ class Shared implements RateLimitCoordinator {
   #toldNotConnected = false;
   /** The wake-up {@link Shared.wake} has scheduled for the next turn, if any. */
   #waking: ReturnType<typeof setImmediate> | undefined;
+  /**
+   * The pub/sub listener, one function for the life of the key: a subscription that Redis was too
+   * slow to confirm is asked for again, and node-redis keeps one listener per function.
+   */
+  readonly #onMessage = (message: string) => this.#receive(message);
   /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
   #flight: Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> | undefined;
   /** The releases of the slots the fallback granted that are still held. */
@@ -870,7 +875,7 @@ class Shared implements RateLimitCoordinator {
     }
     if (this.#failedAt !== undefined && performance.now() - this.#failedAt < REJOIN_AFTER_MS) return false;
     try {
-      this.#subscribed ??= this.listen(this.#keys.channel, (message) => this.#receive(message));
+      this.#subscribed ??= this.listen(this.#keys.channel, this.#onMessage);
       await bounded(this.#subscribed, this.timeoutMs, signal);
     } catch (error) {
       signal?.throwIfAborted();

@@ -1291,6 +1291,33 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('Redis slow while a process first subscribes: each second it tries Redis again, and its pub/sub connection still gets one listener (before: one more each try, so every message was handled as many times)', async () => {
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const listeners = new Set<unknown>();
+    const duplicate = connection.duplicate.bind(connection);
+    (connection as { duplicate: unknown }).duplicate = () => {
+      const subscriber = duplicate();
+      const subscribe = subscriber.subscribe.bind(subscriber);
+      (subscriber as { subscribe: unknown }).subscribe = (channel: string, listener: (message: string) => void) => {
+        listeners.add(listener);
+        return subscribe(channel, listener);
+      };
+      connections.push(subscriber);
+      return subscriber;
+    };
+    const coordinator = createRedisCoordinator({ redis: connection, prefix: fresh(), onWarning: () => {} }).bind(SCOPE);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '2500', 'ALL']);
+    for (let i = 0; i < 3; i++) {
+      if (i > 0) await sleep(1_100);
+      const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+      (decision as { release: () => void }).release();
+    }
+    expect(listeners.size).toBe(1);
+  });
+
   it('a released slot wakes the waiters of its own process even when Redis cannot pass the word on', async () => {
     const prefix = fresh();
     const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
