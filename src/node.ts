@@ -64,7 +64,7 @@ export interface RunningReferenceServer {
   url: string;
   /** The reference server behind it, for `reset()` and `inspect()`. */
   server: ReferenceServer;
-  /** Stops listening and closes open connections. */
+  /** Stops listening and closes open connections. Called again, it returns the same promise. */
   close(): Promise<void>;
 }
 
@@ -431,14 +431,17 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   const address = http.address() as AddressInfo;
   const hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   origin = `http://${hostname}:${address.port}`;
+  let closing: Promise<void> | undefined;
   return {
     url: `${origin}/v1`,
     server: withFetch(core),
+    // Once: a later call (a teardown after a test that closed it) gets the same promise, where
+    // node:http rejected it with ERR_SERVER_NOT_RUNNING.
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      (closing ??= new Promise<void>((resolve, reject) => {
         http.close((err) => (err ? reject(err) : resolve()));
         http.closeAllConnections();
-      }),
+      })),
   };
 }
 

@@ -559,4 +559,11 @@ describe('startReferenceServer', () => {
     await server.close();
     await expect(fetch(`${server.url}/pets`)).rejects.toThrow();
   });
+
+  it('close() called again, or twice at once (a test teardown after a test that closed it), resolves like the first (before: the later ones rejected with ERR_SERVER_NOT_RUNNING)', async () => {
+    const server = await startReferenceServer();
+    await Promise.all([server.close(), server.close()]);
+    await expect(server.close()).resolves.toBeUndefined();
+    await expect(fetch(`${server.url}/pets`)).rejects.toThrow();
+  });
 });
