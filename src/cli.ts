@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startReferenceServer, type BanEvent, type RequestLogEntry, type StartReferenceServerOptions } from './node.js';
-import { DEFAULTS, DEMO_API_KEY, PLANS, resolveApiKeys, type PlanName, type Quota } from './server/options.js';
+import { DEFAULTS, DEMO_API_KEY, listenHostProblem, PLANS, resolveApiKeys, type PlanName, type Quota } from './server/options.js';
 import { FAULT_KINDS, type FaultKind } from './server/faults.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './server/http.js';
 import { SDK_VERSION } from './runtime.js';
@@ -153,8 +153,8 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
     rateText === undefined
       ? undefined
       : { rate: Number(rateText), ...(kinds ? { kinds } : {}), ...(seed !== undefined ? { seed } : {}) };
-  // An empty host is no interface: node:http would listen on every one, the admin API included.
-  if (!values.host.trim()) throw new Error(`--host must name an interface, such as 127.0.0.1, ::1 or localhost; got "${values.host}".`);
+  const noInterface = listenHostProblem(values.host);
+  if (noInterface) throw new Error(`--host ${noInterface}.`);
   const logFormat = values['log-format'];
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new Error(`--log-format must be ${oneOf(LOG_FORMATS)}; got "${logFormat}".`);
   const headers = values['ratelimit-headers'];

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
 import { BrokenBody, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
-import { SERVER_OPTIONS, type ReferenceServerOptions } from './server/options.js';
+import { listenHostProblem, SERVER_OPTIONS, type ReferenceServerOptions } from './server/options.js';
 import { checkKnownOptions } from './suggest.js';
 
 /** One request as it ended, answered or not, as the CLI logs it. It never holds the API key. */
@@ -44,7 +44,8 @@ export interface StartReferenceServerOptions extends ReferenceServerOptions {
    */
   port?: number | undefined;
   /**
-   * The interface to listen on.
+   * The interface to listen on. An empty one is a `TypeError`: node:http would listen on every
+   * interface, the admin API included.
    * @default '127.0.0.1'
    */
   host?: string | undefined;
@@ -319,6 +320,8 @@ interface Open {
 export async function startReferenceServer(options: StartReferenceServerOptions = {}): Promise<RunningReferenceServer> {
   checkKnownOptions(options, START_OPTIONS, 'startReferenceServer()');
   const { port = 0, host = '127.0.0.1', onRequest, ...serverOptions } = options;
+  const noInterface = listenHostProblem(host);
+  if (noInterface) throw new TypeError(`startReferenceServer(): host ${noInterface}.`);
   const core = createServerCore(serverOptions);
   const { serve, refuse } = core;
   let origin = '';

@@ -36,6 +36,12 @@ describe('startReferenceServer', () => {
     await expect(startReferenceServer({ port: 0, apikeys: {} } as never)).rejects.toThrow('startReferenceServer(): unknown option "apikeys" (did you mean "apiKeys"?).');
   });
 
+  it('a host that names no interface (empty, blank, not a string) is a TypeError before anything listens, not every interface with the admin API open to the network (before: node:http listened on all of them)', async () => {
+    for (const host of ['', '  ', 4010]) {
+      await expect(startReferenceServer({ port: 0, host, admin: true } as never)).rejects.toThrow(/^startReferenceServer\(\): host must name an interface, such as 127\.0\.0\.1, ::1 or localhost; got /);
+    }
+  });
+
   it('listens on a free port of 127.0.0.1 and its url ends in /v1', async () => {
     running = await startReferenceServer({ port: 0 });
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
