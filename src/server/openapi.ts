@@ -14,27 +14,28 @@ const schema = (s: z.ZodMiniType, io: 'input' | 'output') => {
   return rest;
 };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const errorResponse = (description: string) => ({
-  description,
-  headers: rateLimitHeaders,
-  content: { 'application/json': { schema: ref('Error') } },
-});
 const rateLimitHeaders = {
   'X-RateLimit-Limit': { description: 'The request limit currently in force.', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests remaining.', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'Unix timestamp (seconds) at which the limit resets.', schema: { type: 'integer' } },
 };
-const tooMany = {
-  description: 'Rate limit exceeded, or the API key is temporarily banned.',
-  headers: { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
-  content: { 'application/json': { schema: ref('Error') } },
-};
-const ok = (description: string, body: unknown) => ({
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** A response with the rate-limit headers, and `headers` (those its operation adds), and a JSON body. */
+const ok = (description: string, body: unknown, headers?: Record<string, unknown>) => ({
   description,
-  headers: rateLimitHeaders,
+  headers: { ...rateLimitHeaders, ...headers },
   content: { 'application/json': { schema: body } },
 });
+const errorResponse = (description: string, headers?: Record<string, unknown>) => ok(description, ref('Error'), headers);
+const tooMany = errorResponse('Rate limit exceeded, or the API key is temporarily banned.', {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+});
+/** What the deprecated `getPet` answers with, its errors included (not a 401 or 429: those come before it runs). */
+const deprecationHeaders = {
+  Deprecation: { description: 'When the operation was deprecated (RFC 9745): `@` and Unix seconds.', required: true, schema: { type: 'string' } },
+  Sunset: { description: 'When the operation is removed (RFC 8594), an HTTP-date.', required: true, schema: { type: 'string' } },
+  Link: { description: 'Its successor, GET /pets, with rel="successor-version".', required: true, schema: { type: 'string' } },
+};
 
 /** One operation of the {@link OpenApiDocument}, as the OpenAPI 3.1 specification writes it. */
 export interface OpenApiOperation {
@@ -124,10 +125,9 @@ export function openApiDocument(): OpenApiDocument {
           summary: 'Add an animal',
           requestBody: { required: true, content: { 'application/json': { schema: ref('NewPet') } } },
           responses: {
-            201: {
-              ...ok('The animal, with its assigned id.', ref('Pet')),
-              headers: { ...rateLimitHeaders, Location: { description: 'The URL of the new animal.', schema: { type: 'string' } } },
-            },
+            201: ok('The animal, with its assigned id.', ref('Pet'), {
+              Location: { description: 'The URL of the new animal.', schema: { type: 'string' } },
+            }),
             400: errorResponse('The body lacks required fields or holds invalid values.'),
             401: errorResponse('The API key is missing or invalid.'),
             409: errorResponse('No id is left: the largest safe integer (2^53 − 1) is taken.'),
@@ -145,11 +145,11 @@ export function openApiDocument(): OpenApiDocument {
           description: `Deprecated; removed on ${GET_PET_SUNSET.toISOString().slice(0, 10)}. Use GET /pets with the status filter.`,
           parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }],
           responses: {
-            200: ok('The animal.', ref('Pet')),
-            400: errorResponse('The id is not an int64 in decimal.'),
+            200: ok('The animal.', ref('Pet'), deprecationHeaders),
+            400: errorResponse('The id is not an int64 in decimal.', deprecationHeaders),
             401: errorResponse('The API key is missing or invalid.'),
-            404: errorResponse('No animal has this id.'),
-            410: errorResponse('The endpoint is past its sunset date.'),
+            404: errorResponse('No animal has this id.', deprecationHeaders),
+            410: errorResponse('The endpoint is past its sunset date.', deprecationHeaders),
             429: tooMany,
           },
         },

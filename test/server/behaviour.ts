@@ -388,6 +388,18 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         now = Date.UTC(2030, 11, 5) - 1;
         expect((await send('/pets/1')).status).toBe(200);
       });
+
+      it('GET /openapi.json declares the Deprecation, Sunset and Link headers on each getPet status that carries them (before: only the rate-limit headers)', async () => {
+        const { responses } = (await (await send('/openapi.json', { key: null })).json()).paths['/pets/{petId}'].get;
+        const answers: [number, Response][] = [[200, await send('/pets/1')], [400, await send('/pets/abc')], [404, await send('/pets/999')]];
+        now = Date.UTC(2030, 11, 5);
+        answers.push([410, await send('/pets/1')]);
+        for (const [status, response] of answers) {
+          expect(response.status).toBe(status);
+          expectDeprecationHeaders(response);
+          for (const name of ['Deprecation', 'Sunset', 'Link']) expect(responses[status].headers[name], `${status} ${name}`).toMatchObject({ required: true });
+        }
+      });
     });
 
     describe('rate limits', () => {
