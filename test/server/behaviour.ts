@@ -149,6 +149,17 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(doc.components.schemas.Pet.properties.status.enum).toEqual(['available', 'pending', 'sold']);
       });
 
+      it('GET /openapi.json gives every int64 of the spec format int64, as petId has it, so generated clients do not read ids as 32-bit (before: Pet.id and the categoryIds had none)', async () => {
+        const doc = await (await send('/openapi.json', { key: null })).json();
+        const { Pet, NewPet } = doc.components.schemas;
+        const petId = doc.paths['/pets/{petId}'].get.parameters[0].schema;
+        for (const field of [Pet.properties.id, Pet.properties.categoryId, NewPet.properties.categoryId, petId]) {
+          expect(field).toMatchObject({ type: 'integer', format: 'int64' });
+        }
+        const created = await (await post({ name: 'Big', categoryId: 2 ** 31 })).json();
+        expect(created.categoryId).toBe(2 ** 31);
+      });
+
       it('GET /openapi.json publishes the name rule the server enforces: 1 to 256 characters', async () => {
         const doc = await (await send('/openapi.json', { key: null })).json();
         const { minLength, maxLength } = doc.components.schemas.NewPet.properties.name;
