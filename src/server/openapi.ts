@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import {
   ErrorRecordSchema,
   GET_PET_SUNSET,
+  isInt64,
   LIST_LIMIT,
   PetListSchema,
   PetSchema,
@@ -10,7 +11,13 @@ import {
 import { ServerNewPetSchema } from './rules.js';
 
 const schema = (s: z.ZodMiniType, io: 'input' | 'output') => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, {
+    io,
+    // The spec's int64 fields say so, as petId does: without a format, generators pick 32 bits.
+    override: ({ zodSchema, jsonSchema }) => {
+      if (isInt64(zodSchema)) jsonSchema.format = 'int64';
+    },
+  }) as Record<string, unknown>;
   return rest;
 };
 
