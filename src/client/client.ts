@@ -661,12 +661,15 @@ export class PetStoreClient {
     }
     state.mayHaveSucceeded = response.ok;
     const requestId = response.headers.get('X-Request-Id') ?? undefined;
+    // What the log line and the event show, hidden like an error's (#hide): a proxy may name a
+    // request by its token. The caller's ApiResponse gets the header as sent, like the data.
+    const shownId = requestId && this.#options.redact(requestId);
     if (this.#options.debug) {
       this.#options.log.debug(
-        `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${(performance.now() - started).toFixed(1)} ms (attempt ${attempt}${requestId ? `, request id ${requestId}` : ''})`,
+        `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${(performance.now() - started).toFixed(1)} ms (attempt ${attempt}${shownId ? `, request id ${shownId}` : ''})`,
       );
     }
-    if (this.#events.has('response')) this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId });
+    if (this.#events.has('response')) this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId: shownId });
     let body = parseBody(text ?? '');
     const checked = response.ok && 'json' in body ? check(operation.schema, body.json, 'response') : undefined;
     if (checked?.success) return { data: checked.data, response, requestId };

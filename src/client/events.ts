@@ -24,7 +24,7 @@ export interface ClientEventMap {
     readonly status: number;
     /** Milliseconds from sending to the body being read. */
     readonly durationMs: number;
-    /** The response's `X-Request-Id`. */
+    /** The response's `X-Request-Id`, an API key in it shown as `[redacted]`. */
     readonly requestId: string | undefined;
   };
   /**

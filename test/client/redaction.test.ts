@@ -139,6 +139,24 @@ describe.each(KEYS)('the key %j', (key) => {
     expect(shown(error)).not.toSatisfy((text: string) => holds(text, key));
   });
 
+  it('echoed in X-Request-Id (a proxy that names requests by their token): the debug line and the response event show [redacted], as the error\'s requestId does (before: the key)', async () => {
+    const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
+    const fetch = async (request: Request) => {
+      const response = await server.fetch(request);
+      const headers = new Headers(response.headers);
+      headers.set('X-Request-Id', `req ${request.headers.get('Authorization')}`);
+      return new Response(response.body, { status: response.status, headers });
+    };
+    const { client, lines, events } = recorded(key, { baseUrl: 'https://proxy.test/v1', fetch });
+    await run(client.listPets());
+    const error = await run(client.getPet(999_999));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as NotFoundError).requestId).toBe('req Bearer [redacted]');
+    expect(lines).toContainEqual(expect.stringContaining('request id req Bearer [redacted])'));
+    expect(events).toContainEqual(expect.objectContaining({ event: 'response', status: 200, requestId: 'req Bearer [redacted]' }));
+    expect(shown(error, lines, events)).not.toSatisfy((text: string) => holds(text, key));
+  });
+
   it('in a deprecation notice whose Link quotes baseUrl: onDeprecation and the logger get [redacted] (before: the Link as sent, key included)', async () => {
     const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
     const baseUrl = `https://proxy.test/${encodeURIComponent(key)}/v1`;
