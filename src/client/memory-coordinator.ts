@@ -196,7 +196,11 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     if (budget) {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;
-      if (this.#resetAt === 0 || resetAt > this.#resetAt + SAME_WINDOW_MS) {
+      // A later reset is a new window once the known one is over, or when it leaves no more than
+      // the known one (a ban, the day's quota binding). While the known window runs, a later reset
+      // with more left is a late answer of it, measured from its arrival: its count came earlier.
+      const later = resetAt > this.#resetAt + SAME_WINDOW_MS && (this.#resetAt <= now || budget.remaining <= this.#remaining);
+      if (this.#resetAt === 0 || later) {
         [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
         [this.#unanswered, this.#unansweredUnannounced] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0];
       } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {

@@ -302,6 +302,27 @@ describe('coordinated rate limiting', () => {
     expect(released).toEqual([false]);
   });
 
+  it('an answer of the running window that arrives 2.5 s late (its reset, measured from its arrival, looks later) does not raise the remaining budget: the lowest is kept, and no call meets a 429 (before: the late count replaced the lower one)', async () => {
+    let n = 0;
+    // The second request's answer is held in transit after the server counted it.
+    const fetch = async (request: Request) => {
+      const late = ++n === 2;
+      const response = await server.fetch(request);
+      if (late) await new Promise((resolve) => setTimeout(resolve, 2_500));
+      return response;
+    };
+    const ent = client({ apiKey: 'key-ent', fetch, maxRetries: 0, maxRetryDelay: 0 });
+    await run(ent.listPets({ limit: 1 }));
+    const seen: (number | undefined)[] = [];
+    ent.rateLimit.subscribe((state) => seen.push(state?.remaining));
+    await settle(Promise.all([ent.listPets({ limit: 1 }), ent.listPets({ limit: 1 })]));
+    expect(seen).toEqual([2]);
+    expect(ent.rateLimit.getSnapshot()?.remaining).toBe(2);
+    const outcomes = await settle(Promise.allSettled([1, 2, 3].map(() => ent.listPets({ limit: 1 }))));
+    expect(outcomes.status === 'fulfilled' && outcomes.value.map((o) => o.status === 'rejected' && (o.reason as Error).name)).toEqual([false, false, 'ThrottledError']);
+    expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 5, rateLimited: 0 });
+  });
+
   it('rateLimit.getSnapshot returns the same frozen object until a response changes it', async () => {
     const pro = client();
     expect(pro.rateLimit.getSnapshot()).toBeUndefined();

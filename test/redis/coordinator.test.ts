@@ -337,6 +337,15 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('an answer of the running window that arrived 2.5 s late (its reset, measured from its arrival, looks later) does not raise the remaining in any process (before: its count replaced the lower one)', async () => {
+    const [a, b] = await twoCoordinators();
+    await a.observe(answered(2, 50_000));
+    await a.observe(answered(3, 52_500));
+    let granted = 0;
+    for (const coordinator of [a, b, a, b]) if ((await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).kind === 'granted') granted++;
+    expect(granted).toBe(2);
+  });
+
   it('a 5xx without rate-limit headers says nothing of the budget: while one process probes it, the others still wait', async () => {
     // Before: any header-less answer made the throttle step aside for every process.
     const [a, b] = await twoCoordinators();
