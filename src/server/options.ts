@@ -5,6 +5,7 @@ import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './http.js';
 import type { BanEvent } from './server.js';
 import { checkKnownOptions } from '../suggest.js';
 import { MAX_TIMER_MS } from '../runtime.js';
+import { LATEST_INSTANT } from './admin.js';
 
 /** A quota: how many requests a key may send per minute and per day. */
 export interface Quota {
@@ -65,7 +66,8 @@ export interface ReferenceServerOptions {
    */
   banThreshold?: number | undefined;
   /**
-   * How long a ban lasts, in milliseconds.
+   * How long a ban lasts, in milliseconds: at most the clock's span (epoch to the end of 9999),
+   * so that a ban begun at the clock's last instant still ends on a date.
    * @default 900_000 (15 minutes)
    */
   banDurationMs?: number | undefined;
@@ -232,7 +234,10 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   const banThreshold = options.banThreshold ?? DEFAULTS.banThreshold;
   const banDurationMs = options.banDurationMs ?? DEFAULTS.banDurationMs;
   if (!isCount(banThreshold)) throw new TypeError('banThreshold must be a non-negative integer.');
-  if (!isCount(banDurationMs)) throw new TypeError('banDurationMs must be a non-negative integer of milliseconds.');
+  // Its end is told as a date (onBan, the CLI's log): past what a Date holds, the ban's request answered 500.
+  if (!isCount(banDurationMs) || banDurationMs > LATEST_INSTANT) {
+    throw new TypeError(`banDurationMs must be a non-negative integer of milliseconds, at most ${LATEST_INSTANT} (the clock's span).`);
+  }
   return {
     apiKeys,
     pets: resolveSeeds(options.pets ?? DEFAULTS.pets),

@@ -527,6 +527,17 @@ describe('request ids, the journal and the clock in-process', () => {
     }
   });
 
+  it('a banDurationMs whose end no date can hold is refused when the server is created (before: the request that earned the ban answered 500)', async () => {
+    const options = { apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } }, now: () => T0, banThreshold: 0, onBan: () => {} };
+    expect(() => createReferenceServer({ ...options, banDurationMs: Number.MAX_SAFE_INTEGER })).toThrow(/banDurationMs must be .* at most/);
+    // The longest accepted ban still ends on a date, even from the clock's last instant.
+    const server = createReferenceServer({ ...options, banDurationMs: Date.UTC(9999, 11, 31, 23, 59, 59, 999) });
+    server.clock.set('9999-12-31T23:59:59.999Z');
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status);
+    expect(statuses).toEqual([200, 429, 429]);
+  });
+
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
     const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free' }, admin: true });
     for (const key of ['abc', 'same-one', 'same-two']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
