@@ -53,8 +53,11 @@ export type Exchange = Omit<RequestRecord, 'time'> & { at: number; seq: number }
  */
 export class Journal {
   #entries: Exchange[] = [];
+  /** The last arrival a clear forgot: one still being answered then ends after it, and is not added. */
+  #clearedThrough = 0;
 
   add(entry: Exchange): void {
+    if (entry.seq <= this.#clearedThrough) return;
     const entries = this.#entries;
     let at = entries.length;
     while (at > 0 && entries[at - 1]!.seq > entry.seq) at--;
@@ -68,8 +71,10 @@ export class Journal {
     return this.#entries.map(recorded);
   }
 
-  clear(): void {
+  /** Forgets every exchange that arrived up to `through` (a `seq`), those still being answered included. */
+  clear(through: number): void {
     this.#entries = [];
+    this.#clearedThrough = through;
   }
 }
 

@@ -53,7 +53,7 @@ export interface ReferenceServer {
    * answered and admin requests are not listed.
    */
   requests(): RequestRecord[];
-  /** Forgets the recorded requests. */
+  /** Forgets the requests that arrived so far, those still being answered included. */
   clearRequests(): void;
 }
 
@@ -530,7 +530,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     },
     clock,
     requests: () => current.journal.list(),
-    clearRequests: () => current.journal.clear(),
+    // Everything that arrived so far, a request still being answered included: it is not listed yet,
+    // and listing it once it ends would show a request from before the clear.
+    clearRequests: () => current.journal.clear(sequence),
   };
   return core;
 }

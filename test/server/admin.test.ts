@@ -229,6 +229,19 @@ describe('admin API over HTTP', () => {
 describe('request ids, the journal and the clock in-process', () => {
   const get = (server: ReturnType<typeof createReferenceServer>, path: string, headers: Record<string, string> = { Authorization: 'Bearer k' }) =>
     server.fetch(new Request(`http://a.test${path}`, { headers }));
+  /** A createPet with key `k` whose body arrives when `finish()` is called. */
+  const slowPost = (server: ReturnType<typeof createReferenceServer>) => {
+    let finish!: () => void;
+    const body = new ReadableStream<Uint8Array>({
+      start: (stream) =>
+        void (finish = () => {
+          stream.enqueue(new TextEncoder().encode('{"name":"Late","categoryId":1}'));
+          stream.close();
+        }),
+    });
+    const init = { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body, duplex: 'half' };
+    return { answer: server.fetch(new Request('http://a.test/v1/pets', init as RequestInit)), finish };
+  };
 
   it('every answer carries a distinct X-Request-Id, errors, preflights and injected 503s included', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
@@ -259,27 +272,14 @@ describe('request ids, the journal and the clock in-process', () => {
 
   it('the journal lists requests in the order they arrived: a createPet whose body was still arriving comes before what was answered meanwhile, and once 1,000 arrived after it, it is the one forgotten (before: listed as answered)', async () => {
     const server = createReferenceServer({ apiKeys: { k: { perMinute: 5_000, perDay: 5_000 } } });
-    /** A createPet whose body arrives when `finish()` is called. */
-    const slowPost = () => {
-      let finish!: () => void;
-      const body = new ReadableStream<Uint8Array>({
-        start: (stream) =>
-          void (finish = () => {
-            stream.enqueue(new TextEncoder().encode('{"name":"Late","categoryId":1}'));
-            stream.close();
-          }),
-      });
-      const init = { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body, duplex: 'half' };
-      return { answer: server.fetch(new Request('http://a.test/v1/pets', init as RequestInit)), finish };
-    };
-    const early = slowPost();
+    const early = slowPost(server);
     await get(server, '/v1/store/orders?i=0');
     early.finish();
     expect((await early.answer).status).toBe(201);
     expect(server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 201', 'GET /v1/store/orders?i=0 200']);
 
     server.clearRequests();
-    const late = slowPost();
+    const late = slowPost(server);
     for (let i = 0; i < 1_000; i++) await get(server, `/v1/store/orders?i=${i}`);
     late.finish();
     expect((await late.answer).status).toBe(201);
@@ -287,6 +287,16 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(journal).toHaveLength(1_000);
     expect(journal[0]!.path).toBe('/v1/store/orders?i=0');
     expect(journal.filter(({ method }) => method === 'POST')).toEqual([]);
+  });
+
+  it('DELETE /_admin/requests forgets a request that arrived before it, even one answered after it, and keeps those that came later (before: the straggler showed in the cleared journal)', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, admin: true });
+    const straggler = slowPost(server);
+    expect((await server.fetch(new Request('http://a.test/_admin/requests', { method: 'DELETE' }))).status).toBe(200);
+    await get(server, '/v1/store/orders');
+    straggler.finish();
+    expect((await straggler.answer).status).toBe(201);
+    expect(server.requests().map(({ method, path }) => `${method} ${path}`)).toEqual(['GET /v1/store/orders']);
   });
 
   it.each(['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'])('the journal and /_admin/requests show [redacted] where the path or query held a key (%j), a configured one or the one presented, raw or percent-encoded (before: the path as sent, key included)', async (key) => {
