@@ -3,7 +3,7 @@ export type FaultKind = 'latency' | 'error' | 'drop' | 'truncate';
 
 /** Fault injection, for testing how a client copes with a bad network and a flaky server. */
 export interface FaultOptions {
-  /** The share of requests that get a fault, from 0 to 1. Preflights and the OpenAPI document never do. */
+  /** The share of requests that get a fault, from 0 to 1. Preflights, the OpenAPI document and forced answers (`Prefer: code=…`) never do. */
   rate: number;
   /**
    * Which faults to draw from, each equally likely.

@@ -84,9 +84,13 @@ const FORCEABLE: Readonly<Record<string, ErrorCode>> = {
   503: 'service_unavailable',
 };
 
-/** The status a `Prefer` header asks for (RFC 7240, as Prism reads it), when it is one the server can force. */
-function preferredCode(prefer: string | null): number | undefined {
-  if (prefer === null) return undefined;
+/**
+ * The status a request under `/v1` asks for with `Prefer` (RFC 7240, as Prism reads it), when it
+ * is one the server can force. Such a request is answered so, and draws no injected fault.
+ */
+function forcedCode(request: Incoming): number | undefined {
+  const prefer = request.header('Prefer');
+  if (prefer === null || apiPath(request.url.pathname) === undefined) return undefined;
   const match = /(?:^|[,;\s])code\s*=\s*"?(\d{3})"?(?=$|[,;\s])/i.exec(prefer);
   return match && Object.hasOwn(FORCEABLE, match[1]!) ? Number(match[1]) : undefined;
 }
@@ -321,7 +325,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       );
     }
 
-    const force = preferredCode(request.header('Prefer'));
+    const force = forcedCode(request);
     if (force !== undefined) {
       exchange.forced = true;
       return forced(force, at);
@@ -450,7 +454,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const exchange = open(request);
     const generation = current;
     const journal = journalFor(request);
-    const fault = request.method === 'OPTIONS' || !journal || /\/openapi\.json$/.test(pathname) ? undefined : planFault();
+    // A forced answer is what the test asked for, and changes nothing: not even the draw.
+    const fault = request.method === 'OPTIONS' || !journal || /\/openapi\.json$/.test(pathname) || forcedCode(request) !== undefined ? undefined : planFault();
     if (!fault) {
       const reply = answer(request, exchange, generation);
       return reply instanceof Promise ? reply.then((r) => close(r, exchange, journal)) : close(reply, exchange, journal);

@@ -586,6 +586,25 @@ describe('forced answers: Prefer: code=…', () => {
     expect(server.requests()[0]).toMatchObject({ status, code, forced: true });
   });
 
+  it('with faults injected, a forced answer is still the one asked for and takes no draw: the other requests get the faults they would get without it (before: some forced requests got a 503, and each moved the draw)', async () => {
+    const options = { apiKeys: { k: { perMinute: 5_000, perDay: 5_000 } }, faults: { rate: 0.5, kinds: ['error' as const], seed: 7 } };
+    const send = (server: ReturnType<typeof createReferenceServer>, prefer?: string) =>
+      server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: 'Bearer k', ...(prefer ? { Prefer: prefer } : {}) } }));
+    const plain = createReferenceServer(options);
+    const expected = [];
+    for (let i = 0; i < 20; i++) expected.push((await send(plain)).status);
+    expect(expected).toContain(503);
+
+    const mixed = createReferenceServer(options);
+    const statuses = [];
+    for (let i = 0; i < 20; i++) {
+      expect((await send(mixed, 'code=404')).status).toBe(404);
+      statuses.push((await send(mixed)).status);
+    }
+    expect(statuses).toEqual(expected);
+    expect(mixed.requests().filter(({ forced }) => forced).map(({ fault }) => fault)).toEqual(Array(20).fill(undefined));
+  });
+
   it('a preference for any other status, or none, is ignored as RFC 7240 asks', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     for (const prefer of ['code=418', 'code=200', 'respond-async', 'code=4299', 'xcode=429']) {
