@@ -48,7 +48,8 @@ export interface ReferenceServerOptions {
    */
   pets?: number | readonly SeedPet[] | undefined;
   /**
-   * The orders `GET /store/orders` lists. The spec shows nothing of an order, so they are opaque.
+   * The orders `GET /store/orders` lists. The spec shows nothing of an order, so they are opaque:
+   * any JSON values, serialized once when the server is created (a BigInt or a cycle is a `TypeError`).
    * @default []
    */
   orders?: readonly unknown[] | undefined;
@@ -100,7 +101,8 @@ export interface ReferenceServerOptions {
 interface ResolvedServerOptions {
   apiKeys: ReadonlyMap<string, Readonly<Quota>>;
   pets: readonly Pet[];
-  orders: readonly unknown[];
+  /** The orders as JSON text, serialized once: `GET /store/orders` answers it as is. */
+  orders: string;
   now: () => number;
   banThreshold: number;
   banDurationMs: number;
@@ -197,6 +199,21 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
   return seeded.sort((a, b) => a.id - b.id);
 }
 
+/**
+ * The orders as the JSON text `GET /store/orders` answers, checked once: what JSON cannot hold (a
+ * BigInt, a cycle) or what is no list made that answer a 500 on every request.
+ */
+function resolveOrders(orders: readonly unknown[]): string {
+  let text: string | undefined;
+  try {
+    text = Array.isArray(orders) ? JSON.stringify(orders) : undefined;
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) throw new TypeError('orders: expected a list of JSON values (no BigInt, no cycles), such as [{ "id": 1 }].');
+  return text;
+}
+
 /** Checks the `apiKeys` option (the CLI's `--key` flags too) and resolves each plan to its quota. */
 export function resolveApiKeys(apiKeys: Record<string, PlanName | Quota>): Map<string, Quota> {
   const resolved = new Map<string, Quota>();
@@ -241,7 +258,7 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   return {
     apiKeys,
     pets: resolveSeeds(options.pets ?? DEFAULTS.pets),
-    orders: options.orders ?? DEFAULTS.orders,
+    orders: resolveOrders(options.orders ?? DEFAULTS.orders),
     now: options.now ?? DEFAULTS.now,
     banThreshold,
     banDurationMs,

@@ -25,7 +25,8 @@ interface RouteContext {
   params: string[];
   now: number;
   store: PetStore;
-  orders: readonly unknown[];
+  /** The orders' JSON text. */
+  orders: string;
 }
 
 type Handler = (ctx: RouteContext) => Reply | Promise<Reply>;
@@ -136,7 +137,7 @@ function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
 const ROUTES: readonly Route[] = [
   { pattern: /^\/pets$/, methods: { GET: listPets, POST: createPet } },
   { pattern: /^\/pets\/([^/]*)$/, methods: { GET: getPet } },
-  { pattern: /^\/store\/orders$/, methods: { GET: ({ orders }) => json(orders) } },
+  { pattern: /^\/store\/orders$/, methods: { GET: ({ orders }) => jsonText(orders) } },
   { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
 ];
 
@@ -194,7 +195,7 @@ export function dispatch(
   method: string,
   request: Incoming,
   now: number,
-  state: { store: PetStore; orders: readonly unknown[] },
+  state: { store: PetStore; orders: string },
 ): Reply | Promise<Reply> | undefined {
   const handler = match.route.methods[method];
   return handler?.({ request, path: match.path, params: match.params, now, store: state.store, orders: state.orders });

@@ -168,6 +168,17 @@ describe('createReferenceServer', () => {
     expect(() => createReferenceServer({ pets: [null] as never })).toThrow('pets[0]: expected a seed record such as { name: "Rex", categoryId: 1 }, got null.');
   });
 
+  it('orders that are not a list JSON can hold (a BigInt id, a cycle) are a TypeError when the server is created (before: GET /store/orders answered 500)', async () => {
+    expect(() => createReferenceServer({ orders: [{ id: 1n }] })).toThrow(/orders: expected a list of JSON values/);
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(() => createReferenceServer({ orders: [cycle] })).toThrow(/orders: expected a list of JSON values/);
+    expect(() => createReferenceServer({ orders: { id: 1 } as never })).toThrow(/orders: expected a list of JSON values/);
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, orders: [{ id: 7, petId: 1 }] });
+    const response = await get(server, 'http://a/v1/store/orders');
+    expect([response.status, await response.json()]).toEqual([200, [{ id: 7, petId: 1 }]]);
+  });
+
   it('a misspelt option (JavaScript has no type check) is a TypeError naming the one meant, not a server with the demo key only', () => {
     expect(() => createReferenceServer({ apikeys: { k: 'free' } } as never)).toThrow(TypeError);
     expect(() => createReferenceServer({ apikeys: { k: 'free' } } as never)).toThrow('createReferenceServer(): unknown option "apikeys" (did you mean "apiKeys"?).');
