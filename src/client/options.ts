@@ -369,6 +369,10 @@ function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string
     throw configError(`baseUrl "${redact(url.href)}"${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
   }
   url.pathname = `${path}/`;
+  // An empty query or fragment (`…/v1?`) reads as none above, but stays in href, which every
+  // call's path is appended to: `…/v1/?pets` went to /v1/.
+  url.search = '';
+  url.hash = '';
   return url;
 }
 

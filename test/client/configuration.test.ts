@@ -229,6 +229,16 @@ describe('configuration', () => {
     expect(() => new PetStoreClient({ baseUrl: 'https://petstore.test' })).not.toThrow(/PETSTORE_BASE_URL/);
   });
 
+  it('a baseUrl ending in an empty query or fragment ("…/v1?", "…/v1#") sends each call to /v1/pets, not to /v1/?pets (before: every call missed its path)', async () => {
+    for (const baseUrl of [`${BASE_URL}?`, `${BASE_URL}#`, `${BASE_URL}/?#`]) {
+      const seen: string[] = [];
+      const c = client({ baseUrl, fetch: (request) => (seen.push(request.url), server.fetch(request)) });
+      expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+      expect(seen).toEqual([`${BASE_URL}/pets?limit=1`]);
+      expect(c.toJSON().baseUrl).toBe(BASE_URL);
+    }
+  });
+
   it('staging is just another base URL', async () => {
     const staging = 'https://staging.petstore.test/v1';
     mock.use(...createHandlers(server, { baseUrl: staging }));
