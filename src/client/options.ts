@@ -68,8 +68,9 @@ export interface ClientOptions {
    */
   timeout?: number | undefined;
   /**
-   * The longest the client waits before a retry or for a rate-limit window, in milliseconds.
-   * A longer wait is not waited: the call fails at once, with `ThrottledError` when nothing was
+   * The longest the client waits before a retry or for a rate-limit window, in milliseconds
+   * (the backoff before a GET's retry is drawn below it). A longer wait the service or the
+   * rate-limit state asks for is not waited: the call fails at once, with `ThrottledError` when nothing was
    * sent, else with the error of the attempt it would have retried (`RateLimitError` after a 429,
    * `InternalServerError` after a 503 whose `Retry-After` is longer).
    * @default 60_000

@@ -4,8 +4,9 @@
  * Rules: a 429 is retried on any operation (the server did not act on it); its wait is the
  * coordinator's, which blocks every call of the key until the window ends. 408, 5xx, network
  * errors and timeouts are retried for GET only, with full-jitter exponential backoff (0.5 s base,
- * 8 s cap) or `Retry-After`, because a POST that may have reached the server must never be sent
- * twice. A wait longer than `maxRetryDelay` is not waited: the error is thrown at once. Errors
+ * 8 s cap, drawn below `maxRetryDelay` when that is shorter) or `Retry-After`, because a POST that
+ * may have reached the server must never be sent twice. A `Retry-After` longer than
+ * `maxRetryDelay` is not waited: the error is thrown at once. Errors
  * that cannot go away (a refused permission, a throttled call) are never retried.
  *
  * @internal
@@ -19,9 +20,12 @@ import { isPermissionDenied, sleep } from '../runtime.js';
 /** Backoff base and cap, in milliseconds. */
 const BACKOFF = { baseMs: 500, capMs: 8_000 };
 
-/** Full jitter: a random wait between 0 and `min(cap, base * 2^(retry - 1))`. `retry` counts from 1. */
-export function backoffMs(retry: number): number {
-  return Math.floor(Math.random() * Math.min(BACKOFF.capMs, BACKOFF.baseMs * 2 ** (retry - 1)));
+/**
+ * Full jitter: a random wait between 0 and `min(cap, base * 2^(retry - 1), limitMs)`. `retry`
+ * counts from 1; `limitMs` is the longest wait the caller allows.
+ */
+export function backoffMs(retry: number, limitMs = Infinity): number {
+  return Math.floor(Math.random() * Math.min(BACKOFF.capMs, BACKOFF.baseMs * 2 ** (retry - 1), limitMs));
 }
 
 /**
@@ -35,11 +39,12 @@ function retryDelayMs(error: unknown, options: RetryOptions, retry: number): num
   if (error instanceof RateLimitError) return options.blockForMs() ?? 0;
   if (method !== 'GET') return undefined;
   if (error instanceof ApiError && (error.status === 408 || error.status >= 500)) {
-    return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry);
+    // The backoff is the client's own choice: drawn past maxRetryDelay, the retry was left to chance.
+    return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry, options.maxRetryDelay);
   }
   if (error instanceof ConnectionError) {
     // A permission the runtime refused stays refused.
-    return isPermissionDenied(error.cause) ? undefined : backoffMs(retry);
+    return isPermissionDenied(error.cause) ? undefined : backoffMs(retry, options.maxRetryDelay);
   }
   return undefined;
 }

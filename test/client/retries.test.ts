@@ -75,13 +75,20 @@ describe('retries', () => {
     expect(calls.count).toBe(1);
   });
 
-  it('backoff uses full jitter from a 0.5 s base: with Math.random at 0.999 the first retry waits just under 0.5 s', async () => {
+  it.each([
+    ['backoff uses full jitter from a 0.5 s base: with Math.random at 0.999 the first retry waits just under 0.5 s', {}, 499],
+    [
+      "a GET's backoff is drawn below maxRetryDelay when that is shorter: with maxRetryDelay 200 ms and Math.random at 0.999 a 5xx is retried after 199 ms (before: a draw past 200 ms failed the call at once, so whether it was retried was left to chance)",
+      { maxRetryDelay: 200 },
+      199,
+    ],
+  ] as const)('%s', async (_name, options, waitMs) => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999);
-    const calls = failing('get', '/pets', 1, serverError);
-    const call = client().listPets({ limit: 1 });
-    await vi.advanceTimersByTimeAsync(400);
+    const calls = failing('get', '/pets', 1, () => new HttpResponse(null, { status: 503 }));
+    const call = client(options).listPets({ limit: 1 });
+    await vi.advanceTimersByTimeAsync(waitMs - 1);
     expect(calls.count).toBe(1);
-    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(1);
     expect(calls.count).toBe(2);
     expect(await run(call)).toHaveLength(1);
   });
