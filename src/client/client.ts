@@ -509,8 +509,9 @@ export class PetStoreClient {
       what,
       () => {
         checkRequestOptions(options, what, this.#options.redact);
-        const { signal, timeout = this.#options.timeout, maxRetries = this.#options.maxRetries, headers } = options;
-        return { signal, timeout, retries: maxRetries, headers: this.#headersFor(operation, headers) };
+        // null from JavaScript means the client's value, as undefined does (a default in the pattern takes undefined only).
+        const { signal, timeout, maxRetries, headers } = options;
+        return { signal, timeout: timeout ?? this.#options.timeout, retries: maxRetries ?? this.#options.maxRetries, headers: this.#headersFor(operation, headers) };
       },
       NOTHING_SENT,
     );

@@ -39,7 +39,7 @@ export interface Logger {
 /**
  * Options of {@link PetStoreClient}. `apiKey` and `baseUrl` are required unless the environment
  * variables `PETSTORE_API_KEY` and `PETSTORE_BASE_URL` give them; every other option has a
- * default. Each accepts `undefined`, which means the default.
+ * default. Each accepts `undefined`, which means the default (as `null` does, from JavaScript).
  */
 export interface ClientOptions {
   /**
@@ -220,7 +220,11 @@ function checkOptions(options: object, what: string): void {
     // null from JavaScript means the default, as undefined does.
     if (value != null && !holds(value)) throw configError(`${what}: ${name} ${rule}.`, name);
   }
-  const checked = check(TuningSchema, options, what);
+  // null from JavaScript means the default here too, read as undefined (z.nullable would add
+  // bytes to every browser bundle for the same).
+  const tuning: Record<string, unknown> = {};
+  for (const name in TuningSchema.shape) tuning[name] = (options as Record<string, unknown>)[name] ?? undefined;
+  const checked = check(TuningSchema, tuning, what);
   if (!checked.success) throw new ValidationError({ issues: checked.issues, message: `${what}: ${checked.message}.` });
 }
 
@@ -298,8 +302,8 @@ export function checkRequestOptions(options: RequestOptions, what: string, redac
 export function toHeaders(init: RequestOptions['headers'], what: string): Headers {
   let headers: Headers;
   try {
-    // Headers only reads the pairs: a readonly list is one its type does not name.
-    headers = new Headers(init as HeadersInit | undefined);
+    // Headers only reads the pairs: a readonly list is one its type does not name. null means none.
+    headers = new Headers((init ?? undefined) as HeadersInit | undefined);
   } catch {
     throw configError(`${what}: headers must be names and values fetch accepts (a name is a token, a value has no line breaks).`, 'headers');
   }
@@ -394,7 +398,7 @@ function bound(coordinator: RateLimitCoordinator | undefined, scope: Coordinator
  */
 export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   // A value read from the environment is blamed on its variable: the code does not show it.
-  const from = (name: string, given: unknown) => (given === undefined ? ` (read from the ${name} environment variable)` : '');
+  const from = (name: string, given: unknown) => (given == null ? ` (read from the ${name} environment variable)` : '');
   const apiKey = (options as ClientOptions | null)?.apiKey ?? env('PETSTORE_API_KEY');
   // Made before the key is checked: an unknown option's name may be the key, pasted by mistake.
   const redact = redactor(typeof apiKey === 'string' ? [apiKey] : []);
@@ -420,7 +424,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL');
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl), redact);
   // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
-  const envLog = (options.logLevel === undefined && env('PETSTORE_LOG')) || undefined;
+  const envLog = (options.logLevel == null && env('PETSTORE_LOG')) || undefined;
   if (envLog !== undefined) checkOptions({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
   const logLevel = options.logLevel ?? (envLog as LogLevel | undefined) ?? DEFAULTS.logLevel;
   const headers = toHeaders(options.headers, 'PetStoreClient options');

@@ -137,6 +137,14 @@ describe('configuration', () => {
     expect(await run(client(nulls as never).listPets({ limit: 1 }))).toHaveLength(1);
   });
 
+  it('null from JavaScript means the default for the numbers, logLevel and headers too, in the constructor and per call (before: a ValidationError, though throttle: null was the default)', async () => {
+    vi.stubEnv('PETSTORE_LOG', 'debug');
+    const nulls = { maxRetries: null, timeout: null, maxRetryDelay: null, maxResponseBytes: null, logLevel: null, headers: null, logger: { error() {}, warn() {}, info() {}, debug() {} } };
+    const c = client(nulls as never);
+    expect(c.toJSON()).toMatchObject({ ...DEFAULTS, logLevel: 'debug' });
+    expect(await run(c.listPets({ limit: 1 }, { timeout: null, maxRetries: null, headers: null, signal: null } as never))).toHaveLength(1);
+  });
+
   it('a logger may be a function with the four methods, and a coordinator a class with its methods on the prototype', async () => {
     const lines: string[] = [];
     const logger = Object.assign(() => {}, { error() {}, warn() {}, info() {}, debug: (line: string) => void lines.push(line) });
