@@ -153,8 +153,8 @@ export interface RateLimitObservation {
  */
 export interface RateLimitCoordinator extends RateLimitStore {
   /**
-   * For a coordinator that serves several keys (the Redis one): the coordinator of this client's
-   * key and base URL. The client calls it once, at construction, when it is there.
+   * For a coordinator that serves several keys (the Redis one, the in-memory one): the coordinator
+   * of this client's key and base URL. The client calls it once, at construction, when it is there.
    */
   bind?(scope: CoordinatorScope): RateLimitCoordinator;
   /** Takes a slot if one may be sent now, else says how long to wait. One atomic decision. */

@@ -6,6 +6,7 @@
 import type {
   AcquireDecision,
   AcquireRequest,
+  CoordinatorScope,
   RateLimitCoordinator,
   RateLimitObservation,
   RateLimitState,
@@ -46,6 +47,8 @@ const enum Announced {
 /**
  * Creates the in-memory coordinator, which a client uses when no `coordinator` option is given.
  * Share one between several clients of the same key in one process to make them act as one.
+ * Clients of another key or base URL that share it keep a budget of their own: a budget and a
+ * ban belong to one key at one service. Read directly, it shows the first client's key.
  *
  * @example
  * ```ts
@@ -91,6 +94,19 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   #snapshot: RateLimitState | undefined;
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
+  /**
+   * The coordinators of the keys bound to this one: the first key bound is this one's, and every
+   * other key (or base URL) gets its own, so clients of several keys sharing it mix no budgets.
+   */
+  #scopes: Map<string, MemoryCoordinator> | undefined;
+
+  bind({ apiKey, baseUrl }: CoordinatorScope): RateLimitCoordinator {
+    const id = `${baseUrl}\n${apiKey}`;
+    this.#scopes ??= new Map([[id, this]]);
+    let own = this.#scopes.get(id);
+    if (!own) this.#scopes.set(id, (own = new MemoryCoordinator()));
+    return own;
+  }
 
   readonly getSnapshot = (): RateLimitState | undefined => this.#snapshot;
 

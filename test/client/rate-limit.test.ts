@@ -128,6 +128,22 @@ describe('coordinated rate limiting', () => {
     expect(slow.inspect().keys['key-ent']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('clients of different API keys sharing one createMemoryCoordinator() keep a budget each: one key spending its budget neither refuses the other\'s calls nor shows in its rateLimit (before: the Pro key was refused, budget_spent, on the 5-per-minute key\'s window)', async () => {
+    const coordinator = createMemoryCoordinator();
+    const ent = client({ apiKey: 'key-ent', coordinator, maxRetryDelay: 0 });
+    const pro = client({ apiKey: 'key-pro', coordinator, maxRetryDelay: 0 });
+    for (let i = 0; i < 5; i++) expect(await run(ent.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(await run(pro.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(pro.rateLimit.getSnapshot()).toMatchObject({ limit: 300, remaining: 299 });
+    expect(ent.rateLimit.getSnapshot()).toMatchObject({ limit: 5, remaining: 0 });
+    expect(await run(ent.listPets({ limit: 1 }))).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+    // Clients of the same key still share it, the coordinator read directly included.
+    const ent2 = client({ apiKey: 'key-ent', coordinator, maxRetryDelay: 0 });
+    expect(await run(ent2.listPets({ limit: 1 }))).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+    expect(coordinator.getSnapshot()).toBe(ent.rateLimit.getSnapshot());
+    expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 5, rateLimited: 0 });
+  });
+
   it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {
     const ent = client({ apiKey: 'key-ent', throttle: false });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
