@@ -26,6 +26,22 @@ function raw(url: string, text: string, end = true): Promise<string> {
 
 describe('startReferenceServer', () => {
   let running: RunningReferenceServer | undefined;
+
+  /**
+   * Runs `test` against a server that holds every answer on a latency of 1 s, with what
+   * `onRequest` told. Only the latency's timer is faked: node:http and the sockets keep their own.
+   */
+  async function withHeldAnswers(test: (held: RunningReferenceServer, log: RequestLogEntry[]) => Promise<void>): Promise<void> {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+      await test(running, log);
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
   afterEach(async () => {
     await running?.close();
     running = undefined;
@@ -349,27 +365,21 @@ describe('startReferenceServer', () => {
     ['closes', (socket: Socket) => socket.destroy()],
     ['resets', (socket: Socket) => socket.resetAndDestroy()],
   ])('a client that %s its connection while an injected latency holds the answer has nothing acted on, as in-process (before: the pet was created and the request counted)', async (_, leave) => {
-    // Only the latency's timer is faked: node:http and the sockets keep their own.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      const log: RequestLogEntry[] = [];
-      running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+    await withHeldAnswers(async (held, log) => {
       const body = '{"name":"a","categoryId":1}';
-      const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () =>
+      const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () =>
         socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
       );
       socket.on('error', () => {});
       await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the answer on the latency' }).toBe(1);
       leave(socket);
-      await expect.poll(() => running!.server.requests(), { message: 'the server stops holding an answer nobody waits for' }).toEqual([
+      await expect.poll(() => held.server.requests(), { message: 'the server stops holding an answer nobody waits for' }).toEqual([
         expect.objectContaining({ method: 'POST', path: '/v1/pets', status: 0, code: undefined, fault: 'latency', key: null }),
       ]);
       await vi.advanceTimersByTimeAsync(1_000);
-      expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
+      expect(held.server.inspect()).toEqual({ petCount: 0, keys: {} });
       expect(log).toEqual([expect.objectContaining({ method: 'POST', status: 0 })]);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('a truncated answer is logged with its status and as truncated, not as a drop', async () => {
@@ -489,32 +499,22 @@ describe('startReferenceServer', () => {
     });
 
     it('what node:http cannot parse is journalled where it arrived, though its answer waits behind a held one (before: where it was answered, after a request another connection sent meanwhile)', async () => {
-      // Only the latency's timer is faked: node:http and the sockets keep their own.
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      try {
-        const log: RequestLogEntry[] = [];
-        running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+      await withHeldAnswers(async (held, log) => {
         const get = (limit: number, close = '') => `GET /v1/pets?limit=${limit} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${close}\r\n`;
-        const first = raw(running.url, `${get(1)}FOO / HTTP/1.1\r\n\r\n`, false);
+        const first = raw(held.url, `${get(1)}FOO / HTTP/1.1\r\n\r\n`, false);
         await expect.poll(() => vi.getTimerCount()).toBe(1);
-        const second = raw(running.url, get(2, 'Connection: close\r\n'), false);
+        const second = raw(held.url, get(2, 'Connection: close\r\n'), false);
         await expect.poll(() => vi.getTimerCount()).toBe(2);
         await vi.advanceTimersByTimeAsync(1_000);
         expect((await first).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
         expect((await second).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200']);
         expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET /v1/pets?limit=1 200', '? ? 400', 'GET /v1/pets?limit=2 200']);
-      } finally {
-        vi.useRealTimers();
-      }
+      });
     });
 
     it('what node:http cannot parse behind a held answer, whose client reset the connection before its turn, is told with status 0 in the journal and the log (before: journalled as a 400 never sent, and never logged)', async () => {
-      // Only the latency's timer is faked: node:http and the sockets keep their own.
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      try {
-        const log: RequestLogEntry[] = [];
-        running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
-        const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () =>
+      await withHeldAnswers(async (held, log) => {
+        const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () =>
           socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\nFOO / HTTP/1.1\r\n\r\n'),
         );
         socket.on('error', () => {});
@@ -523,19 +523,13 @@ describe('startReferenceServer', () => {
         await vi.advanceTimersByTimeAsync(1_000);
         const journal = await told(log, 2);
         expect(journal[1]).toEqual({ method: '?', path: '?', status: 0, code: undefined, requestId: expect.any(String) });
-      } finally {
-        vi.useRealTimers();
-      }
+      });
     });
 
     it('a client that resets its connection while an answer is held, with what node:http cannot parse behind it, has nothing acted on (before: the pet was created, and the 201 nobody got journalled and logged)', async () => {
-      // Only the latency's timer is faked: node:http and the sockets keep their own.
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      try {
-        const log: RequestLogEntry[] = [];
-        running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
+      await withHeldAnswers(async (held, log) => {
         const body = '{"name":"a","categoryId":1}';
-        const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () => socket.write(`${head}Content-Length: ${body.length}\r\n\r\n${body}FOO / HTTP/1.1\r\n\r\n`));
+        const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () => socket.write(`${head}Content-Length: ${body.length}\r\n\r\n${body}FOO / HTTP/1.1\r\n\r\n`));
         socket.on('error', () => {});
         await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the POST on the latency' }).toBe(1);
         // More the parser cannot read, in a packet of its own: it is refused no second time.
@@ -545,10 +539,8 @@ describe('startReferenceServer', () => {
         await expect.poll(() => vi.getTimerCount(), { message: 'the server stops holding an answer nobody waits for' }).toBe(0);
         await vi.advanceTimersByTimeAsync(1_000);
         expect((await told(log, 2)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 0', '? 0']);
-        expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
-      } finally {
-        vi.useRealTimers();
-      }
+        expect(held.server.inspect()).toEqual({ petCount: 0, keys: {} });
+      });
     });
 
     it('requests refused for their Host lines are journalled with their method and path (before: "? ?")', async () => {
