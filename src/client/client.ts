@@ -662,15 +662,19 @@ export class PetStoreClient {
     }
     state.mayHaveSucceeded = response.ok;
     const requestId = response.headers.get('X-Request-Id') ?? undefined;
-    // What the log line and the event show, hidden like an error's (#hide): a proxy may name a
-    // request by its token. The caller's ApiResponse gets the header as sent, like the data.
-    const shownId = requestId && this.#options.redact(requestId);
-    if (this.#options.debug) {
-      this.#options.log.debug(
-        `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${(performance.now() - started).toFixed(1)} ms (attempt ${attempt}${shownId ? `, request id ${shownId}` : ''})`,
-      );
+    const listened = this.#events.has('response');
+    if (this.#options.debug || listened) {
+      // What the log line and the event show, hidden like an error's (#hide): a proxy may name a
+      // request by its token. The caller's ApiResponse gets the header as sent, like the data.
+      const shownId = requestId && this.#options.redact(requestId);
+      const durationMs = performance.now() - started;
+      if (this.#options.debug) {
+        this.#options.log.debug(
+          `${operation.name} ${operation.method} ${call.url} → ${response.status} in ${durationMs.toFixed(1)} ms (attempt ${attempt}${shownId ? `, request id ${shownId}` : ''})`,
+        );
+      }
+      if (listened) this.#events.emit('response', { ...call, attempt, status: response.status, durationMs, requestId: shownId });
     }
-    if (this.#events.has('response')) this.#events.emit('response', { ...call, attempt, status: response.status, durationMs: performance.now() - started, requestId: shownId });
     let body = parseBody(text ?? '');
     const checked = response.ok && 'json' in body ? check(operation.schema, body.json, 'response') : undefined;
     if (checked?.success) return { data: checked.data, response, requestId };
