@@ -454,8 +454,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const exchange = open(request);
     const generation = current;
     const journal = journalFor(request);
-    // A forced answer is what the test asked for, and changes nothing: not even the draw.
-    const fault = request.method === 'OPTIONS' || !journal || /\/openapi\.json$/.test(pathname) || forcedCode(request) !== undefined ? undefined : planFault();
+    // A forced answer is what the test asked for, and changes nothing: not even the draw. Looked
+    // for only when faults are injected: handle() finds it again, for every request.
+    const fault = !config.faults || request.method === 'OPTIONS' || !journal || /\/openapi\.json$/.test(pathname) || forcedCode(request) !== undefined ? undefined : planFault();
     if (!fault) {
       const reply = answer(request, exchange, generation);
       return reply instanceof Promise ? reply.then((r) => close(r, exchange, journal)) : close(reply, exchange, journal);
