@@ -39,7 +39,7 @@ const int64 = () => {
  */
 const INT64 = new WeakSet<object>();
 
-/** Whether `schema` is one of the spec's int64 fields (`Pet.id`, `Pet.categoryId`, `NewPet.categoryId`). @internal */
+/** Whether `schema` is one of the spec's int64s (the pet ids, `petId` and the category ids). @internal */
 export const isInt64 = (schema: object): boolean => INT64.has(schema);
 
 /** Schema of an animal record as the service returns it. Unknown extra fields are dropped. */

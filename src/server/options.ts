@@ -226,9 +226,6 @@ export function resolveApiKeys(apiKeys: Record<string, PlanName | Quota>): Map<s
   return resolved;
 }
 
-// Every option's name, to catch a misspelt one from JavaScript (`apikeys`), which would otherwise
-// keep its default without a word (the demo key only, and every test key a 401); `satisfies`
-// keeps the list the same as the interface.
 /**
  * What is wrong with a host to listen on, as the end of a sentence, or `undefined`: an empty one
  * names no interface, and node:http would listen on every one, the admin API included.
@@ -237,6 +234,9 @@ export function listenHostProblem(host: unknown): string | undefined {
   return typeof host === 'string' && host.trim() ? undefined : `must name an interface, such as 127.0.0.1, ::1 or localhost; got ${JSON.stringify(host) ?? String(host)}`;
 }
 
+// Every option's name, to catch a misspelt one from JavaScript (`apikeys`), which would otherwise
+// keep its default without a word (the demo key only, and every test key a 401); `satisfies`
+// keeps the list the same as the interface.
 export const SERVER_OPTIONS = Object.keys({
   apiKeys: 0, pets: 0, orders: 0, now: 0, banThreshold: 0, banDurationMs: 0, faults: 0, rateLimitHeaders: 0, admin: 0, onBan: 0,
 } satisfies Record<keyof ReferenceServerOptions, 0>);
