@@ -28,6 +28,13 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
+  it('listPets: a limit past the safe integers is a ValidationError that says limit is at most 100, and nothing else (before: also "at most 9007199254740991")', async () => {
+    const error = await failure(client().listPets({ limit: 1e20 }), ValidationError);
+    expect(error.message).toBe('listPets: limit must be at most 100. Nothing was sent.');
+    expect(error.issues).toHaveLength(1);
+    expect(sent()).toBe(0);
+  });
+
   it('listPets: a status outside the enum is a ValidationError listing the allowed values', async () => {
     const error = await failure(client().listPets({ status: 'lost' as 'sold' }), ValidationError);
     expect(error.message).toMatch(/status must be one of "available", "pending", "sold"/);

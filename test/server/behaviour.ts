@@ -231,6 +231,12 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(body.message).toMatch(/^limit /);
       });
 
+      it('a limit past the safe integers answers 400 saying only that limit is at most 100 (before: also "at most 9007199254740991")', async () => {
+        const body = await errorOf(await send('/pets?limit=99999999999999999999'), 400);
+        expect(body.message).toMatch(/^limit must be at most 100\. /);
+        expect(body.message).not.toContain('9007199254740991');
+      });
+
       it('an unknown status answers 400 that lists the allowed ones', async () => {
         const body = await errorOf(await send('/pets?status=adopted'), 400);
         expect(body.message).toContain('status must be one of "available", "pending", "sold"');
