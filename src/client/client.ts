@@ -63,7 +63,7 @@ export interface WithResponse {
    */
   getPet(petId: number, options?: RequestOptions): Promise<ApiResponse<Pet>>;
   /** {@link PetStoreClient.listOrders}, with the response. */
-  listOrders(options?: RequestOptions): Promise<ApiResponse<unknown[]>>;
+  listOrders(options?: RequestOptions): Promise<ApiResponse<unknown>>;
 }
 
 /** One call: what to send and how to read the answer. */
@@ -445,14 +445,15 @@ export class PetStoreClient {
   }
 
   /**
-   * Lists the store's orders. The API shows nothing of an order, so each is `unknown`.
+   * Lists the store's orders: the JSON the service answers, as it is. The API shows nothing of
+   * this listing's payload (not even that it is an array), so it is `unknown`: narrow it before use.
    *
    * @example
    * ```ts
    * const orders = await client.listOrders();
    * ```
    */
-  async listOrders(options?: RequestOptions): Promise<unknown[]> {
+  async listOrders(options?: RequestOptions): Promise<unknown> {
     return (await this.withResponse.listOrders(options)).data;
   }
 

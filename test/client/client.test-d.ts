@@ -44,7 +44,7 @@ describe('PetStoreClient types', () => {
     expectTypeOf(client.listPets).returns.resolves.toEqualTypeOf<Pet[]>();
     expectTypeOf(client.createPet).returns.resolves.toEqualTypeOf<Pet>();
     expectTypeOf(client.getPet).returns.resolves.toEqualTypeOf<Pet>();
-    expectTypeOf(client.listOrders).returns.resolves.toEqualTypeOf<unknown[]>();
+    expectTypeOf(client.listOrders).returns.resolves.toEqualTypeOf<unknown>();
   });
 
   it('withResponse resolves to the data with the Response', () => {
