@@ -4,7 +4,6 @@ import {
   GET_PET_SUNSET,
   isInt64,
   LIST_LIMIT,
-  PetListSchema,
   PetSchema,
   PetStatusSchema,
 } from '../schemas/index.js';
@@ -121,7 +120,7 @@ export function openApiDocument(): OpenApiDocument {
             { name: 'status', in: 'query', schema: ref('PetStatus') },
           ],
           responses: {
-            200: ok('A page of animals in ascending id order.', schema(PetListSchema, 'output')),
+            200: ok('A page of animals in ascending id order.', { type: 'array', items: ref('Pet') }),
             400: errorResponse('A query parameter is invalid.'),
             401: errorResponse('The API key is missing or invalid.'),
             429: tooMany,

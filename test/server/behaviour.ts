@@ -160,6 +160,15 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(created.categoryId).toBe(2 ** 31);
       });
 
+      it('GET /openapi.json refers every Animal record to the one Pet schema, the list items too, so a generated client has one Pet type (before: listPets repeated it inline)', async () => {
+        const doc = await (await send('/openapi.json', { key: null })).json();
+        const body = (operation: { responses: Record<string, { content: Record<string, { schema: unknown }> }> }, status: number) => operation.responses[status]!.content['application/json']!.schema;
+        const pet = { $ref: '#/components/schemas/Pet' };
+        expect(body(doc.paths['/pets'].get, 200)).toEqual({ type: 'array', items: pet });
+        expect(body(doc.paths['/pets'].post, 201)).toEqual(pet);
+        expect(body(doc.paths['/pets/{petId}'].get, 200)).toEqual(pet);
+      });
+
       it('GET /openapi.json publishes the name rule the server enforces: 1 to 256 characters', async () => {
         const doc = await (await send('/openapi.json', { key: null })).json();
         const { minLength, maxLength } = doc.components.schemas.NewPet.properties.name;
