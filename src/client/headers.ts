@@ -154,9 +154,9 @@ export function observeResponse(status: number, headers: Headers, now: number, b
   let blockForMs: number | undefined;
   if (status === 429) {
     // Retry-After wins; then the budget's reset, when it is spent and still ahead; then backoff.
-    // A reset that is now or past (a stale header, a relative one) names no wait: without backoff
+    // A wait of 0 (`Retry-After: 0`, a date or reset now or past) names none: without backoff
     // every retry went at once, into the window the 429 was about.
-    blockForMs = retryAfterMs(headers, serverTime) ?? (budget && budget.remaining === 0 && budget.resetInMs > 0 ? budget.resetInMs : undefined) ?? backoffMs();
+    blockForMs = retryAfterMs(headers, serverTime) || (budget && budget.remaining === 0 && budget.resetInMs) || backoffMs();
   }
   return { status, budget, blockForMs, banned };
 }

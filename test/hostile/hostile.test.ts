@@ -148,7 +148,9 @@ describe('Retry-After is whole seconds or an IMF-fixdate, nothing else', () => {
   it.each([
     ['an X-RateLimit-Reset 10 s in the past', (now: number) => budget(60, 0, now - 10_000)],
     ['an IETF RateLimit with t=0', () => ({ RateLimit: '"default";r=0;t=0' })],
-  ])('a 429 without Retry-After whose spent budget resets now or in the past (%s) backs off exponentially (before: both retries went at once, with no wait)', async (_, headers) => {
+    ['Retry-After: 0', () => ({ 'Retry-After': '0' })],
+    ['a Retry-After date 10 s in the past', (now: number) => ({ 'Retry-After': new Date(now - 10_000).toUTCString() })],
+  ])('a 429 that names no wait (%s) backs off exponentially (before: both retries went at once, with no wait; for Retry-After, into the window the 429 was about)', async (_, headers) => {
     vi.spyOn(Math, 'random').mockReturnValue(0.99);
     const { arrivals } = await serve((n, now) => (n < 2 ? { status: 429, headers: headers(now) } : { status: 200 }));
     expect(await drive(client().listPets())).toEqual([]);
