@@ -686,10 +686,9 @@ export class PetStoreClient {
     body = parseBody(this.#options.redact('json' in body ? JSON.stringify(body.json) : body.text));
     const value = 'json' in body ? body.json : body.text;
     if (!response.ok) throw ApiError.generate({ status: response.status, headers: this.#hide(response.headers), body: value, call });
+    // A success: the service acted, whatever came back.
     const error = new ResponseValidationError({
-      message: checked
-        ? `${describeCall(call)}: the response does not match the API's schema: ${checked.message}.`
-        : `${describeCall(call)}: the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`,
+      message: `${describeCall(call)}: ${checked ? `the response does not match the API's schema: ${checked.message}.` : `the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`}${mayHaveCreated(call, true)}`,
       issues: checked?.issues ?? [],
       body: value,
       status: response.status,

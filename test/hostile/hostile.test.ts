@@ -20,6 +20,7 @@ import {
   PetStoreClient,
   PetStoreError,
   RateLimitError,
+  ResponseValidationError,
   ThrottledError,
   TimeoutError,
   ValidationError,
@@ -520,6 +521,18 @@ describe('createPet after a failure that may have reached the server says so (be
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error).toMatchObject({ mayHaveSucceeded: may, status });
     expect((error as Error).message.includes('The pet may have been created')).toBe(may);
+    expect(server!.arrivals).toHaveLength(1);
+  });
+
+  it.each([
+    ['no body', ''],
+    ['a body that is not a Pet', '{"name":"Rex"}'],
+  ])('a 201 with %s: ResponseValidationError whose message says the pet may have been created, sent once (before: it only said to check baseUrl)', async (_, body) => {
+    await serve(() => ({ status: 201, body }));
+    const error = await drive(client().createPet({ name: 'Rex', categoryId: 1 }));
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error).toMatchObject({ status: 201 });
+    expect((error as Error).message).toMatch(/The pet may have been created/);
     expect(server!.arrivals).toHaveLength(1);
   });
 
