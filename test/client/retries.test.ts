@@ -67,6 +67,16 @@ describe('retries', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
   });
 
+  it('listPets: a 503 whose Retry-After is 0 backs off as one without it (before: both retries went at once to a failing service)', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    const calls = failing('get', '/pets', 2, () => new HttpResponse(null, { status: 503, headers: { 'Retry-After': '0' } }));
+    const started = Date.now();
+    expect(await run(client().listPets({ limit: 1 }))).toHaveLength(1);
+    expect(calls.count).toBe(3);
+    // The backoffs with Math.random() = 0.999: 499 ms, then 999 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_498);
+  });
+
   it('createPet: a 408 is an ApiError and is never retried, as the errors guide says', async () => {
     const calls = failing('post', '/pets', 10, () => new HttpResponse(null, { status: 408, headers: { 'Retry-After': '1' } }));
     const error = await run(client().createPet({ name: 'Rex', categoryId: 1 }));
