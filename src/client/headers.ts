@@ -49,15 +49,23 @@ function bounded(ms: number): number | undefined {
 
 /**
  * Milliseconds to wait as `Retry-After` says: whole seconds (a fraction rounds up) or an
- * IMF-fixdate, measured against the server's clock `serverNow`. Anything else, a negative value,
- * or a wait past one day reads as absent.
+ * IMF-fixdate, measured against the server's clock `serverNow`. Sent twice (a gateway's above
+ * the API's), which fetch joins with ", ", the longest wait binds, as the fewest requests left do
+ * among `X-RateLimit-*`: either one ignored let a retry go inside the other's window. Anything
+ * else in any member, a negative value, or a wait past one day reads as absent.
  */
 export function retryAfterMs(headers: Headers, serverNow: number): number | undefined {
-  const value = headers.get('Retry-After')?.trim();
-  if (!value) return undefined;
-  if (/^\d{1,9}(\.\d+)?$/.test(value)) return bounded(Math.ceil(Number(value)) * 1000);
-  const date = parseHttpDate(value);
-  return date === undefined ? undefined : bounded(Math.max(0, date - serverNow));
+  let longest: number | undefined;
+  // An IMF-fixdate holds a comma of its own, after the day's name.
+  for (const member of headers.get('Retry-After')?.match(/\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun),[^,]*|[^,]+/g) ?? []) {
+    const value = member.trim();
+    if (!value) continue;
+    // bounded(NaN), for what is no date, is undefined.
+    const ms = bounded(/^\d{1,9}(\.\d+)?$/.test(value) ? Math.ceil(Number(value)) * 1000 : Math.max(0, (parseHttpDate(value) ?? NaN) - serverNow));
+    if (ms === undefined) return undefined;
+    longest = Math.max(longest ?? 0, ms);
+  }
+  return longest;
 }
 
 /** One member of a structured-field list: `"default";r=50;t=30` → `{ r: 50, t: 30 }`. */

@@ -97,14 +97,14 @@ describe('Retry-After is whole seconds or an IMF-fixdate, nothing else', () => {
 
   it.each([
     '-5',
-    '5, 10',
+    '5, soon',
     '1.5e3',
     'soon',
     'Wed, 21 Oct 2026 07:28:00 +0000',
     '2026-06-01T00:00:30Z',
     new Date(START + 2 * DAY).toUTCString(),
   ])(
-    // Before, "-5", "5, 10" and a date not in GMT parsed (Date.parse) as dates in the past: no wait at all.
+    // Before, "-5" and a date not in GMT parsed (Date.parse) as dates in the past: no wait at all.
     'Retry-After %j is absent: the client falls back to X-RateLimit-Reset',
     async (value) => {
       const { arrivals } = await serve((n, now) =>
@@ -118,6 +118,18 @@ describe('Retry-After is whole seconds or an IMF-fixdate, nothing else', () => {
       expect(after(arrivals)[0]).toBeLessThanOrEqual(21_750);
     },
   );
+
+  it.each([
+    ['seconds', () => '2, 5'],
+    ['IMF-fixdates', (now: number) => `${new Date(Math.floor(now / 1000) * 1000 + 5_000).toUTCString()}, ${new Date(Math.floor(now / 1000) * 1000 + 2_000).toUTCString()}`],
+  ])('Retry-After sent twice in %s (a gateway\'s and the API\'s, joined by fetch): the longer wait binds every call (before: both ignored, and the calls went after the backoff, inside both windows)', async (_, value) => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const { arrivals } = await serve((n, now) => (n === 0 ? { status: 429, headers: { 'Retry-After': value(now) } } : { status: 200 }));
+    expect(await drive(together(client(), 3))).toHaveLength(3);
+    expect(arrivals).toHaveLength(4);
+    expect(Math.min(...after(arrivals))).toBeGreaterThanOrEqual(4_750);
+    expect(Math.max(...after(arrivals))).toBeLessThanOrEqual(6_000);
+  });
 
   it('a malformed Retry-After without a budget falls back to backoff, and the call still succeeds', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);

