@@ -685,7 +685,14 @@ export class PetStoreClient {
     // writes "/" as \/, .NET "+" as \u002B), which the text then matched nowhere.
     body = parseBody(this.#options.redact('json' in body ? JSON.stringify(body.json) : body.text));
     const value = 'json' in body ? body.json : body.text;
-    if (!response.ok) throw ApiError.generate({ status: response.status, headers: this.#hide(response.headers), body: value, call });
+    if (!response.ok) {
+      const error = ApiError.generate({ status: response.status, headers: this.#hide(response.headers), body: value, call });
+      // fetch follows a redirect, but sends no Authorization to another origin (http → https
+      // included): what answered never saw the key, which a bare 401 would not tell.
+      const to = response.redirected && new URL(response.url).origin;
+      if (to && to !== this.#options.baseUrl.origin) error.message += ` The request was redirected to ${this.#options.redact(to)}, which fetch sends no Authorization to: set baseUrl to the service's own address.`;
+      throw error;
+    }
     // A success: the service acted, whatever came back.
     const error = new ResponseValidationError({
       message: `${describeCall(call)}: ${checked ? `the response does not match the API's schema: ${checked.message}.` : `the response (HTTP ${response.status}) is not JSON. Check that baseUrl points at the Animal Store API.`}${mayHaveCreated(call, true)}`,

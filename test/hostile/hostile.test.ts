@@ -15,6 +15,7 @@ import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   AbortError,
+  AuthenticationError,
   BadRequestError,
   ConnectionError,
   PetStoreClient,
@@ -634,6 +635,24 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     expect(later).toHaveBeenCalledTimes(1);
     expect(reported).toEqual([new Error('listener bug')]);
     expect(arrivals).toHaveLength(1);
+  });
+
+  it('an answer that came through a redirect to another origin, which fetch sends no Authorization to, says so and where to point baseUrl (before: a bare "missing API key" 401 for a key that was given)', async () => {
+    // The service's own address: the other origin (another port), which answers as the API does.
+    const service = await startHostile((): Answer => (res, req) => {
+      const status = req.headers.authorization ? 200 : 401;
+      res.writeHead(status, { 'Content-Type': 'application/json' }).end(status === 200 ? '[]' : '{"code":"missing_api_key","message":"An API key is required.","status":401}');
+    });
+    try {
+      const { requests } = await serve(() => ({ status: 301, headers: { Location: `${service.url}/pets` }, body: '' }));
+      const error = await drive(client().listPets());
+      expect(error).toBeInstanceOf(AuthenticationError);
+      expect((error as Error).message).toContain(`was redirected to ${new URL(service.url).origin}, which fetch sends no Authorization to: set baseUrl to the service's own address`);
+      expect(requests).toHaveLength(1);
+      expect(service.requests).toHaveLength(1);
+    } finally {
+      await service.close();
+    }
   });
 
   it.each(['\r', '\n', '\0', 'é', '\u2028'])('an API key with %j is a ValidationError at construction that never echoes the key (before: a raw TypeError holding it)', async (bad) => {
