@@ -19,12 +19,21 @@ export function hostProcess(): HostProcess | undefined {
 }
 
 /**
+ * Whether the environment (one variable, or all of it) may be read without asking: Deno stops
+ * the app on a terminal to ask for what was not granted, and a query never asks.
+ */
+export function envGranted(variable?: string): boolean {
+  const deno = (globalThis as { Deno?: { permissions: { querySync(descriptor: { name: 'env'; variable?: string | undefined }): { state: string } } } }).Deno;
+  return !deno || deno.permissions.querySync({ name: 'env', variable }).state === 'granted';
+}
+
+/**
  * An environment variable, or `undefined` where there is no environment or reading it is not
- * allowed (Deno without `--allow-env` throws `NotCapable`): a denied variable reads as unset.
+ * allowed (Deno without `--allow-env` throws `NotCapable`, or asks): a denied variable reads as unset.
  */
 export function env(name: string): string | undefined {
   try {
-    return hostProcess()?.env?.[name];
+    return envGranted(name) ? hostProcess()?.env?.[name] : undefined;
   } catch {
     return undefined;
   }

@@ -11,7 +11,7 @@ import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
 import { redactor } from '../redact.js';
 import { unknownOption } from '../suggest.js';
-import { env, hasMethods, hostProcess, isolated, pageUrl, runtimeName, SDK_ID } from '../runtime.js';
+import { env, envGranted, hasMethods, hostProcess, isolated, pageUrl, runtimeName, SDK_ID } from '../runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
@@ -247,10 +247,8 @@ export function guarded<T>(what: string, read: () => T, tail = '', problem = 'co
  */
 function missing(option: string, example: string, variable: string): ValidationError {
   let near: string | undefined;
-  // Listing the environment needs all of Deno's env access, which Deno would stop to ask for on a
-  // terminal: list it there only when that access was granted (a query never asks).
-  const deno = (globalThis as { Deno?: { permissions: { querySync(descriptor: { name: 'env' }): { state: string } } } }).Deno;
-  if (!deno || deno.permissions.querySync({ name: 'env' }).state === 'granted') {
+  // Listing the environment needs all of Deno's env access: only when it was granted.
+  if (envGranted()) {
     const plain = variable.replace(/_/g, '');
     near = Object.keys(hostProcess()?.env ?? {}).find((name) => name !== variable && name.replace(/_/g, '').toUpperCase() === plain);
   }

@@ -204,6 +204,19 @@ describe('the packed package in Deno, without permissions', () => {
     expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({ name: 'ValidationError', message: expect.stringContaining('apiKey is missing') });
   });
 
+  it('without --allow-env, a client given apiKey and baseUrl is made without asking for env access on a terminal', async () => {
+    // README: without --allow-env the client reads no environment variables. Reading one that
+    // was not granted (PETSTORE_LOG, for the default logLevel) stops the app on a prompt.
+    const flags = ['run', '--allow-net=127.0.0.1', '--node-modules-dir=manual'];
+    const request = JSON.stringify({ run: 'missing-option', baseUrl: api.url, apiKey: SCENARIO.apiKey });
+    const { stdout } = await consumer.run(programPath(PROGRAMS.python), [join(ROOT, 'test/runtimes/on_terminal.py'), DENO, ...flags, 'cli.mjs', request], {
+      timeout: 60_000,
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', PETSTORE_LOG: 'debug' },
+    });
+    expect(stdout).not.toMatch(/requests env access/);
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toBe('constructed');
+  });
+
   it('without --allow-net, a call fails at once with a PetStoreError saying so, not retried', async () => {
     const flags = ['run', '--allow-env', '--node-modules-dir=manual', '--no-prompt'];
     const outcome = await runCli<{ error: ErrorReport | 'resolved'; attempts: number }>(consumer, DENO, flags, { run: 'denied-network', baseUrl: api.url });

@@ -264,11 +264,11 @@ export async function runScenario(config: ScenarioConfig): Promise<ScenarioRepor
 
 /**
  * Deno without `--allow-env`: a client given only `baseUrl` must say that `apiKey` is missing
- * (a ValidationError naming it), not leak Deno's `NotCapable`.
+ * (a ValidationError naming it), not leak Deno's `NotCapable`; one given `apiKey` too is made.
  */
-export function missingOption(baseUrl: string): ErrorReport | 'constructed' {
+export function missingOption(baseUrl: string, apiKey?: string): ErrorReport | 'constructed' {
   try {
-    new PetStoreClient({ baseUrl });
+    new PetStoreClient({ apiKey, baseUrl });
     return 'constructed';
   } catch (error) {
     return reportError(error);

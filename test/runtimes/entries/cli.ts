@@ -5,7 +5,7 @@ import { deniedNetwork, missingOption, probeHead, runScenario, SERVER_OPTIONS, t
 
 export type CliRequest =
   | { run: 'scenario'; config: ScenarioConfig }
-  | { run: 'missing-option'; baseUrl: string }
+  | { run: 'missing-option'; baseUrl: string; apiKey?: string }
   | { run: 'denied-network'; baseUrl: string };
 
 type Handler = (request: Request) => Promise<Response>;
@@ -48,7 +48,7 @@ async function scenario(config: ScenarioConfig): Promise<ScenarioReport> {
 
 const report =
   request.run === 'scenario' ? await scenario(request.config)
-  : request.run === 'missing-option' ? missingOption(request.baseUrl)
+  : request.run === 'missing-option' ? missingOption(request.baseUrl, request.apiKey)
   : await deniedNetwork(request.baseUrl);
 console.log(JSON.stringify(report));
 // The slow servers' timers would keep the process alive for seconds after the report.
