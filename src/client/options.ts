@@ -111,8 +111,8 @@ export interface ClientOptions {
   fetch?: Fetch | undefined;
   /**
    * Extra headers sent with every request: `Headers`, a record, or a list of name-value pairs
-   * (a readonly one too: they are only read). Not `Authorization` (a `ValidationError`): it is
-   * always set from `apiKey`.
+   * (a readonly one too: they are only read). They win over the SDK's `Accept` and `User-Agent`.
+   * Not `Authorization` (a `ValidationError`): it is always set from `apiKey`.
    * @default {}
    */
   headers?: HeadersInit | readonly (readonly [string, string])[] | undefined;
@@ -426,10 +426,12 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   if (envLog !== undefined) checkOptions({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
   const logLevel = options.logLevel ?? (envLog as LogLevel | undefined) ?? DEFAULTS.logLevel;
   const headers = toHeaders(options.headers, 'PetStoreClient options');
-  headers.set('Accept', 'application/json');
+  // Defaults only: the caller's own headers win, as a call's do.
+  const fallback = (name: string, value: string) => headers.has(name) || headers.set(name, value);
+  fallback('Accept', 'application/json');
   // Browsers refuse to let a page set User-Agent; the X- header names the SDK there.
-  if (hostProcess() === undefined) headers.set('X-Animal-Store-Client', SDK_ID);
-  else headers.set('User-Agent', `${SDK_ID} (${runtimeName()})`);
+  if (hostProcess() === undefined) fallback('X-Animal-Store-Client', SDK_ID);
+  else fallback('User-Agent', `${SDK_ID} (${runtimeName()})`);
   headers.set('Authorization', `Bearer ${apiKey}`);
   const log = levelled(options.logger ?? console, logLevel);
   return {

@@ -276,6 +276,18 @@ describe('request ids and messages', () => {
     expect(seen[0]).toMatch(/^@animal-store\/sdk\/\d+\.\d+\.\d+\S* \(node\/\d+\.\d+\.\d+\)$/);
   });
 
+  it("a User-Agent or Accept in the client's headers option is sent as given, as a call's is (before: the SDK's own replaced it without a word)", async () => {
+    const seen: [string | null, string | null][] = [];
+    const headers = { 'User-Agent': 'my-app/1.0', Accept: 'application/json, */*' };
+    const named = client({ headers, fetch: (request) => (seen.push([request.headers.get('User-Agent'), request.headers.get('Accept')]), server.fetch(request)) });
+    await run(named.listPets());
+    await run(named.listPets(undefined, { headers: { 'User-Agent': 'my-app/1.0 (call)' } }));
+    expect(seen).toEqual([
+      ['my-app/1.0', 'application/json, */*'],
+      ['my-app/1.0 (call)', 'application/json, */*'],
+    ]);
+  });
+
   it('in workerd, whose process claims a Node version, the User-Agent names workerd', async () => {
     vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
     try {
