@@ -241,9 +241,11 @@ export async function readJson(request: Incoming, hint: string): Promise<{ body:
 }
 
 /**
- * The {@link Incoming} view of a web `Request`. The body is read with `arrayBuffer()`, never
- * through `request.body`: Firefox's `Request` has no `body` property at all. Its reading stops
- * when the request's signal aborts, as a connection's would when its client goes away.
+ * The {@link Incoming} view of a web `Request`. The body is read from `request.body` chunk by
+ * chunk, so a body past the limit is refused once the limit is passed, not buffered whole first
+ * (Deno.serve, Bun.serve and workerd hand a chunked upload over as a stream); Firefox's `Request`
+ * has no `body` property at all, and is read with `arrayBuffer()`. Reading stops when the
+ * request's signal aborts, as a connection's would when its client goes away.
  */
 export function fromRequest(request: Request): Incoming {
   const method = request.method.toUpperCase();
@@ -257,6 +259,11 @@ export function fromRequest(request: Request): Incoming {
       method === 'GET' || method === 'HEAD'
         ? null
         : () => {
+            const stream = request.body;
+            if (stream) {
+              const reader = stream.getReader();
+              return { read: () => orAbort(reader.read(), signal), cancel: () => reader.cancel() };
+            }
             let read = false;
             return {
               read: async () => {

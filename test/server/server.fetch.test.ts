@@ -139,6 +139,24 @@ describe('createReferenceServer', () => {
     expect(await post({ id: 1, tag: 'a' })).toBe('Invalid NewPet: body has unknown fields "id", "tag".');
   });
 
+  it('createPet: a streamed body past 1 MiB is refused with 413 once the limit is passed, not read whole first (before: buffered to its end, however long)', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const chunk = new Uint8Array(64 * 1024).fill(32);
+    let pulled = 0;
+    // 64 MiB in all, without a Content-Length (Deno.serve, Bun.serve and workerd hand such a body over as a stream).
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (++pulled > 1024) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const request = new Request('http://a.test/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    const response = await server.fetch(request);
+    expect(response.status).toBe(413);
+    expect((await response.json()).code).toBe('payload_too_large');
+    expect(pulled).toBeLessThan(32);
+  });
+
   it('createPet: a name\'s length is counted in characters (code points), not UTF-16 code units', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     const post = (name: string) =>
