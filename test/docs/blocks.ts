@@ -16,6 +16,11 @@ export interface Block {
   run: boolean;
   /** A file name for it: `README_md_L42.ts`. */
   name: string;
+  /**
+   * What the block says it prints, in order: the comment after each `console.log(…); // …` line
+   * at the top level (`console.log(badKey); // check the API key (invalid_api_key)`).
+   */
+  printed: string[];
 }
 
 function extract(doc: string): Block[] {
@@ -24,7 +29,9 @@ function extract(doc: string): Block[] {
   const fence = /(<!-- run -->\n)?```ts\n([\s\S]*?)```/g;
   for (const match of text.matchAll(fence)) {
     const line = text.slice(0, match.index).split('\n').length;
-    blocks.push({ doc, line, code: match[2]!, run: Boolean(match[1]), name: `${doc.replace(/[/.]/g, '_')}_L${line}.ts` });
+    const code = match[2]!;
+    const printed = [...code.matchAll(/^console\.log\(.*\); \/\/ (.+)$/gm)].map((m) => m[1]!);
+    blocks.push({ doc, line, code, run: Boolean(match[1]), name: `${doc.replace(/[/.]/g, '_')}_L${line}.ts`, printed });
   }
   return blocks;
 }

@@ -52,9 +52,22 @@ describe('code blocks in the README and the guides', () => {
       const { stdout, stderr } = await run(process.execPath, [block.file], { cwd: ROOT, timeout: 20_000 });
       expect(stderr).toBe('');
       expect(stdout).not.toBe('');
+      // What a `console.log(…); // …` line says it prints is a line of the output, in that order.
+      const lines = stdout.split('\n');
+      let from = 0;
+      for (const printed of block.printed) {
+        const at = lines.indexOf(printed, from);
+        expect(at, `prints "${printed}"; it printed:\n${stdout}`).toBeGreaterThanOrEqual(0);
+        from = at + 1;
+      }
     },
     30_000,
   );
+
+  it('the blocks that say what they print are found, so their outputs are checked', () => {
+    const printing = blocks.filter((b) => b.run && b.printed.length > 0).map((b) => `${b.doc}: ${b.printed.length}`);
+    expect(printing).toEqual(expect.arrayContaining(['docs/errors.md: 3', 'docs/testing-with-the-reference-server.md: 1']));
+  });
 });
 
 describe('README', () => {
