@@ -3,7 +3,7 @@ export type FaultKind = 'latency' | 'error' | 'drop' | 'truncate';
 
 /** Fault injection, for testing how a client copes with a bad network and a flaky server. */
 export interface FaultOptions {
-  /** The share of requests that get a fault, from 0 to 1. Preflights, the OpenAPI document and forced answers (`Prefer: code=…`) never do. */
+  /** The share of requests that get a fault, from 0 to 1. Preflights, the OpenAPI document, the admin API and forced answers (`Prefer: code=…`) never do. */
   rate: number;
   /**
    * Which faults to draw from, each equally likely.
@@ -16,7 +16,7 @@ export interface FaultOptions {
   kinds?: readonly FaultKind[] | undefined;
   /** How long a `latency` fault delays the answer, in milliseconds. @default 200 */
   latencyMs?: number | undefined;
-  /** Seed of the pseudo-random draw, so a run can be repeated. @default 1 */
+  /** Seed of the pseudo-random draw, so a run can be repeated; `reset()` starts the draw over. @default 1 */
   seed?: number | undefined;
 }
 

@@ -30,8 +30,8 @@ export interface ReferenceServer {
    */
   fetch(request: Request): Promise<Response>;
   /**
-   * Restores the seed pets and forgets every rate-limit window, ban, counter and recorded request.
-   * The clock stays where it is. Requests still in flight are answered as the server stood when
+   * Restores the seed pets, forgets every rate-limit window, ban, counter and recorded request,
+   * and starts the fault draw over. The clock stays where it is. Requests still in flight are answered as the server stood when
    * they arrived; nothing of them reaches the fresh state.
    */
   reset(): void;

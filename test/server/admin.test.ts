@@ -586,23 +586,38 @@ describe('forced answers: Prefer: code=…', () => {
     expect(server.requests()[0]).toMatchObject({ status, code, forced: true });
   });
 
-  it('with faults injected, a forced answer is still the one asked for and takes no draw: the other requests get the faults they would get without it (before: some forced requests got a 503, and each moved the draw)', async () => {
-    const options = { apiKeys: { k: { perMinute: 5_000, perDay: 5_000 } }, faults: { rate: 0.5, kinds: ['error' as const], seed: 7 } };
-    const send = (server: ReturnType<typeof createReferenceServer>, prefer?: string) =>
-      server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: 'Bearer k', ...(prefer ? { Prefer: prefer } : {}) } }));
-    const plain = createReferenceServer(options);
-    const expected = [];
-    for (let i = 0; i < 20; i++) expected.push((await send(plain)).status);
-    expect(expected).toContain(503);
-
-    const mixed = createReferenceServer(options);
+  /** A server whose requests draw faults (half of them a 503), with the admin API served. */
+  const faulty = () =>
+    createReferenceServer({ admin: true, apiKeys: { k: { perMinute: 5_000, perDay: 5_000 } }, faults: { rate: 0.5, kinds: ['error'], seed: 7 } });
+  const sendPets = (server: ReturnType<typeof createReferenceServer>, prefer?: string) =>
+    server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: 'Bearer k', ...(prefer ? { Prefer: prefer } : {}) } }));
+  /** The statuses of 20 `GET /v1/pets`, `before` run ahead of each: what the draw gave them. */
+  const drawn = async (server: ReturnType<typeof createReferenceServer>, before: () => Promise<unknown> = async () => {}) => {
     const statuses = [];
     for (let i = 0; i < 20; i++) {
-      expect((await send(mixed, 'code=404')).status).toBe(404);
-      statuses.push((await send(mixed)).status);
+      await before();
+      statuses.push((await sendPets(server)).status);
     }
-    expect(statuses).toEqual(expected);
+    return statuses;
+  };
+
+  it('with faults injected, a forced answer is still the one asked for and takes no draw: the other requests get the faults they would get without it (before: some forced requests got a 503, and each moved the draw)', async () => {
+    const expected = await drawn(faulty());
+    expect(expected).toContain(503);
+
+    const mixed = faulty();
+    expect(await drawn(mixed, async () => expect((await sendPets(mixed, 'code=404')).status).toBe(404))).toEqual(expected);
     expect(mixed.requests().filter(({ forced }) => forced).map(({ fault }) => fault)).toEqual(Array(20).fill(undefined));
+  });
+
+  it('with faults injected, the admin API never gets a fault and takes no draw, and a reset starts the draw over', async () => {
+    const expected = await drawn(faulty());
+    expect(expected).toContain(503);
+
+    const mixed = faulty();
+    expect(await drawn(mixed, async () => expect((await mixed.fetch(new Request('http://a.test/_admin/keys'))).status).toBe(200))).toEqual(expected);
+    expect((await mixed.fetch(new Request('http://a.test/_admin/reset', { method: 'POST' }))).status).toBe(200);
+    expect(await drawn(mixed)).toEqual(expected);
   });
 
   it('a preference for any other status, or none, is ignored as RFC 7240 asks', async () => {
