@@ -39,6 +39,10 @@ export default defineConfig([
   {
     ...shared,
     format: ['cjs'],
+    // Shared chunks, as in the ESM build: without them each entry bundled its own copy of the
+    // client and the server, so in CommonJS an error from /redis was no PetStoreError of the main
+    // entry, and a fault from /node no InjectedFault of /server.
+    splitting: true,
     // ky and p-retry are ESM-only with a default export. `require()` of them returns the module
     // namespace, which esbuild's CJS interop then wraps once more, so `ky(...)` and `pRetry(...)`
     // would not be functions (the pack test's CJS require caught it). They are bundled into the

@@ -49,7 +49,8 @@ describe('the packed tarball', () => {
         ...['index', 'server', 'msw', 'node', 'redis'].flatMap((entry) =>
           ['js', 'js.map', 'cjs', 'cjs.map', 'd.ts', 'd.cts'].map((ext) => `dist/${entry}.${ext}`),
         ),
-        'dist/<chunk>.js', 'dist/<chunk>.js.map', 'dist/<chunk>.d.ts', 'dist/<chunk>.d.cts',
+        // Chunks shared by the entries, in each format, so two entries hold one copy of the SDK.
+        'dist/<chunk>.js', 'dist/<chunk>.js.map', 'dist/<chunk>.cjs', 'dist/<chunk>.cjs.map', 'dist/<chunk>.d.ts', 'dist/<chunk>.d.cts',
         // The bin is ESM only and nothing imports it: no CommonJS CLI, no declarations.
         'dist/cli.js', 'dist/cli.js.map',
         // What browser builds get for the Node-only entries (their `browser` condition).
@@ -95,6 +96,35 @@ const { startReferenceServer } = require('@animal-store/sdk/node');
     );
     const { stdout } = await inConsumer(process.execPath, ['cjs.cjs']);
     expect(JSON.parse(stdout)).toEqual({ pets: 1, invalid: true, msw: 'function', remaining: 59 });
+  });
+
+  it('a CJS require of two entry points shares one copy of the SDK: an error from /redis is a PetStoreError of the main entry, a fault from /node an InjectedFault of /server', async () => {
+    await writeFile(
+      join(dir, 'cjs-shared.cjs'),
+      `const { PetStoreError, ValidationError } = require('@animal-store/sdk');
+const { createRedisCoordinator } = require('@animal-store/sdk/redis');
+const { DEMO_API_KEY, InjectedFault } = require('@animal-store/sdk/server');
+const { startReferenceServer } = require('@animal-store/sdk/node');
+(async () => {
+  let error;
+  try {
+    createRedisCoordinator({ redis: 'redis://127.0.0.1:6379' });
+  } catch (thrown) {
+    error = thrown;
+  }
+  const running = await startReferenceServer({ port: 0, faults: { rate: 1, kinds: ['drop'] } });
+  const request = new Request(running.url + '/pets', { headers: { Authorization: 'Bearer ' + DEMO_API_KEY } });
+  const fault = await running.server.fetch(request).catch((thrown) => thrown);
+  await running.close();
+  console.log(JSON.stringify({
+    name: error.name, validation: error instanceof ValidationError, petStore: error instanceof PetStoreError,
+    fault: fault.name, injected: fault instanceof InjectedFault,
+  }));
+})();
+`,
+    );
+    const { stdout } = await inConsumer(process.execPath, ['cjs-shared.cjs']);
+    expect(JSON.parse(stdout)).toEqual({ name: 'ValidationError', validation: true, petStore: true, fault: 'InjectedFault', injected: true });
   });
 
   it.each(Object.keys(TYPESCRIPTS))(
