@@ -115,7 +115,9 @@ export interface ClientOptions {
    * Not `Authorization` (a `ValidationError`): it is always set from `apiKey`.
    * @default {}
    */
-  headers?: HeadersInit | readonly (readonly [string, string])[] | undefined;
+  // DOM's HeadersInit spelt out: a Node project's types (lib without DOM, as @tsconfig/node22)
+  // have Headers but no HeadersInit.
+  headers?: Headers | Record<string, string> | readonly (readonly [string, string])[] | undefined;
   /**
    * Called once per client and operation when an operation is deprecated, instead of the
    * default warning (`process.emitWarning` in Node, else `console.warn`).
@@ -133,7 +135,7 @@ export interface RequestOptions {
   /** How many retries this call may make. @default the client's `maxRetries` */
   maxRetries?: number | undefined;
   /** Extra headers for this call, merged over the client's (as {@link ClientOptions.headers} takes them). */
-  headers?: HeadersInit | readonly (readonly [string, string])[] | undefined;
+  headers?: ClientOptions['headers'];
 }
 
 /** The defaults of {@link ClientOptions}; no default is repeated elsewhere. */

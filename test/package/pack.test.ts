@@ -224,6 +224,36 @@ export = { listed, started, document, coordinator };
     expect('stdout' in result ? result.stdout : '').toBe('');
   }, 60_000);
 
+  it('a Node consumer without the DOM lib (lib es2023 and types node, as @tsconfig/node22 has it) type-checks with library checks on, headers option typed', async () => {
+    await writeFile(
+      join(dir, 'tsconfig.node-only.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022',
+          lib: ['es2023'], types: ['node'], noEmit: true, skipLibCheck: false, exactOptionalPropertyTypes: true,
+        },
+        files: ['node-only.ts'],
+      }),
+    );
+    await writeFile(
+      join(dir, 'node-only.ts'),
+      `import { PetStoreClient } from '@animal-store/sdk';
+import { createReferenceServer } from '@animal-store/sdk/server';
+import { startReferenceServer } from '@animal-store/sdk/node';
+import { createRedisCoordinator } from '@animal-store/sdk/redis';
+const server = createReferenceServer();
+const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', headers: new Headers({ 'X-Team': 'pets' }), fetch: (request) => server.fetch(request) });
+await client.listPets({}, { headers: { 'X-Trace': '1' } });
+await client.listPets({}, { headers: [['X-Trace', '1']] });
+// @ts-expect-error -- headers are Headers, a record of strings or name-value pairs
+new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', headers: 5 });
+export { startReferenceServer, createRedisCoordinator };
+`,
+    );
+    const result = await inConsumer(process.execPath, [TSC, '-p', 'tsconfig.node-only.json']).catch((error: { stdout: string }) => error);
+    expect('stdout' in result ? result.stdout : '').toBe('');
+  }, 60_000);
+
   it('npx petstore-server --help prints the usage', async () => {
     const { stdout } = await inConsumer('npx', ['--no-install', 'petstore-server', '--help']);
     expect(stdout).toContain('Usage: petstore-server [options]');
