@@ -376,6 +376,10 @@ export class PetStoreClient {
    */
   constructor(options: ClientOptions = {}) {
     this.#options = guarded('PetStoreClient options', () => resolveOptions(options));
+    // What `util.inspect` and `console.log` show in Node: the settings, with the key redacted.
+    // Set here, not as a `[Symbol.for(…)]()` method: esbuild keeps a class with a computed key
+    // in every bundle, and the client with it, ky and p-retry, for an app that imports a schema.
+    Object.defineProperty(this, Symbol.for('nodejs.util.inspect.custom'), { value: this.toString });
     const log = this.#options.log;
     // Deprecations already reach the console through the default warning; a logger of the
     // user's own gets them too.
@@ -493,11 +497,6 @@ export class PetStoreClient {
   /** A one-line description for logs, with the API key redacted. */
   toString(): string {
     return `PetStoreClient ${JSON.stringify(this.toJSON())}`;
-  }
-
-  /** What `util.inspect` and `console.log` show in Node: the settings, with the API key redacted. */
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return this.toString();
   }
 
   async #call<T>(operation: Operation<T>, options: RequestOptions = {}): Promise<ApiResponse<T>> {

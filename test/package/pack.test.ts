@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { build as esbuild } from 'esbuild';
 import { build, createLogger, type Rolldown } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, type TestBrowser } from '../browser/support.js';
@@ -253,6 +254,20 @@ export { startReferenceServer, createRedisCoordinator };
     const result = await inConsumer(process.execPath, [TSC, '-p', 'tsconfig.node-only.json']).catch((error: { stdout: string }) => error);
     expect('stdout' in result ? result.stdout : '').toBe('');
   }, 60_000);
+
+  it.each([
+    ['the schemas', 'PetSchema'],
+    ['the errors', 'NotFoundError'],
+  ])('an esbuild browser bundle of an app that imports only %s from @animal-store/sdk leaves the client, ky and p-retry out', async (_what, name) => {
+    await writeFile(join(dir, `shake-${name}.js`), `import { ${name} } from '@animal-store/sdk';\nconsole.log(${name});\n`);
+    const { metafile } = await esbuild({
+      entryPoints: [join(dir, `shake-${name}.js`)], absWorkingDir: dir, bundle: true, platform: 'browser', format: 'esm',
+      minify: true, write: false, metafile: true, logLevel: 'silent',
+    });
+    // What the bundle holds: esbuild lists every file it read, even one it shook out entirely.
+    const held = Object.values(metafile.outputs).flatMap((output) => Object.entries(output.inputs)).filter(([, input]) => input.bytesInOutput > 0);
+    expect(held.map(([path]) => path).filter((path) => /node_modules\/(ky|p-retry)\//.test(path))).toEqual([]);
+  });
 
   it('npx petstore-server --help prints the usage', async () => {
     const { stdout } = await inConsumer('npx', ['--no-install', 'petstore-server', '--help']);
