@@ -149,6 +149,9 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
   if (rateText !== undefined && !(/^(\d+\.?\d*|\.\d+)$/.test(rateText) && Number(rateText) <= 1)) {
     throw new Error(`--fault-rate must be a number from 0 to 1; got "${rateText}".`);
   }
+  // Without a rate nothing is injected: a kind or seed alone would be a flag taken without a word.
+  const alone = rateText === undefined && (['fault-kinds', 'fault-seed'] as const).find((flag) => values[flag] !== undefined);
+  if (alone) throw new Error(`--${alone} has no effect without --fault-rate, the share of requests to fault (such as --fault-rate 0.1).`);
   const faults =
     rateText === undefined
       ? undefined

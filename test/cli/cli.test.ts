@@ -238,6 +238,8 @@ describe('petstore-server CLI', () => {
     [['--fault-rate', '0.5', '--fault-seed', ''], /--fault-seed must be a whole number/],
     [['--fault-rate', ''], /--fault-rate must be a number from 0 to 1/],
     [['--fault-rate', '0x1'], /--fault-rate must be a number from 0 to 1/],
+    [['--fault-kinds', 'drop'], /--fault-kinds has no effect without --fault-rate, the share of requests to fault \(such as --fault-rate 0\.1\)\./],
+    [['--fault-seed', '7'], /--fault-seed has no effect without --fault-rate/],
     [['--pets', '2', '--seed', '3'], /--pets and --seed are the same flag/],
     [['--pets', 'many'], /--pets must be a whole number/],
     [['--log-format', 'xml'], /--log-format must be text or json/],
