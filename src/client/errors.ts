@@ -245,7 +245,15 @@ export class ApiError<S extends number = number> extends PetStoreError {
     const requestId = init.headers.get('X-Request-Id') ?? undefined;
     // A 404 the API did not write (no Error record) is most often a baseUrl that points elsewhere.
     const elsewhere = init.status === 404 && init.call ? ` Nothing answers ${init.call.url.replace(/\?.*$/, '')}: check that baseUrl points at the Animal Store API.` : '';
-    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record.${elsewhere}`;
+    // A bare 429 (the spec does not say one carries an Error record) or a gateway's 401 still says what to do.
+    const wait = init.status === 429 ? retryAfterMs(init.headers, serverNow(init.headers, Date.now())) : undefined;
+    const hint =
+      init.status === 429
+        ? `: the rate limit is exceeded. ${wait === undefined ? 'Wait before sending again' : `Retry after ${Math.ceil(wait / 1000)} s`}; sending sooner may get the key banned`
+        : init.status === 401
+          ? ': the API key is missing or invalid. Check the key'
+          : '';
+    const text = record.success ? record.data.message : `The service answered HTTP ${init.status} without an Error record${hint}.${elsewhere}`;
     const call = init.call ? `${describeCall(init.call)}: ` : '';
     super({ message: `${call}${text}${requestId ? ` (request id ${requestId})` : ''}` });
     this.status = init.status as number extends S ? number : S;

@@ -229,6 +229,16 @@ describe('errors', () => {
     expect(error).toMatchObject({ status: 429, code: 'rate_limited', body: '' });
   });
 
+  it('a bare 429 or 401 without an Error record says what to do: wait the Retry-After, check the API key', async () => {
+    mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429, headers: { 'Retry-After': '30' } })));
+    const limited = await failure(client({ maxRetries: 0 }).listPets(), RateLimitError);
+    expect(limited.message).toBe('listPets (GET /pets): The service answered HTTP 429 without an Error record: the rate limit is exceeded. Retry after 30 s; sending sooner may get the key banned.');
+    mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429 })));
+    expect((await failure(client({ maxRetries: 0 }).listPets(), RateLimitError)).message).toMatch(/the rate limit is exceeded\. Wait before sending again; sending sooner may get the key banned\.$/);
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Unauthorized</h1>', { status: 401 })));
+    expect((await failure(client().listPets(), AuthenticationError)).message).toBe('listPets (GET /pets): The service answered HTTP 401 without an Error record: the API key is missing or invalid. Check the key.');
+  });
+
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
     const error = await failure(client({ maxRetries: 0 }).listPets(), InternalServerError);
