@@ -118,7 +118,9 @@ const WAITS = ['blocked', 'spent', 'busy'];
 function argument<S extends z.ZodMiniType>(schema: S, input: unknown, what: string, operation: string): z.infer<S> {
   const checked = guarded(`${operation}: ${what}`, () => check(schema, input, what), NOTHING_SENT);
   if (!checked.success) {
-    throw new ValidationError({ issues: checked.issues, message: `${operation}: ${checked.message}.${NOTHING_SENT}` });
+    // An issue about the argument as a whole names it (petId, pet, query), as one in an object names its field.
+    const issues = checked.issues.map((issue) => (issue.path.length ? issue : { ...issue, path: [what] }));
+    throw new ValidationError({ issues, message: `${operation}: ${checked.message}.${NOTHING_SENT}` });
   }
   return checked.data;
 }

@@ -54,6 +54,15 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
+  it('getPet: a petId that is not an integer is a ValidationError whose issue names petId, as a field of an object argument is named', async () => {
+    const error = await failure(client().getPet('7' as never), ValidationError);
+    expect(error.issues.map((i) => i.path.join('.'))).toEqual(['petId']);
+    expect(error.message).toBe('getPet: petId must be an integer. Nothing was sent.');
+    const pet = await failure(client().createPet(null as never), ValidationError);
+    expect(pet.issues.map((i) => i.path.join('.'))).toEqual(['pet']);
+    expect(sent()).toBe(0);
+  });
+
   it('getPet: an id of 0 or below is the spec\'s int64, so it is sent and the server answers', async () => {
     expect(await run(client().getPet(0))).toBeInstanceOf(NotFoundError);
     expect(await run(client().getPet(-5))).toMatchObject({ status: 404, code: 'not_found' });
