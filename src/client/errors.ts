@@ -249,7 +249,7 @@ export class ApiError<S extends number = number> extends PetStoreError {
     const wait = init.status === 429 ? retryAfterMs(init.headers, serverNow(init.headers, Date.now())) : undefined;
     const hint =
       init.status === 429
-        ? `: the rate limit is exceeded. ${wait === undefined ? 'Wait before sending again' : `Retry after ${Math.ceil(wait / 1000)} s`}; sending sooner may get the key banned`
+        ? `: the rate limit is exceeded. ${!wait ? 'Wait before sending again' : `Retry after ${Math.ceil(wait / 1000)} s`}; sending sooner may get the key banned`
         : init.status === 401
           ? ': the API key is missing or invalid. Check the key'
           : '';
