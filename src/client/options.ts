@@ -423,10 +423,12 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
   if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL');
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl), redact);
-  // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none.
-  const envLog = (options.logLevel == null && env('PETSTORE_LOG')) || undefined;
-  if (envLog !== undefined) checkOptions({ logLevel: envLog }, 'The PETSTORE_LOG environment variable');
-  const logLevel = options.logLevel ?? (envLog as LogLevel | undefined) ?? DEFAULTS.logLevel;
+  // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none. Read in
+  // any case; one that is no level is warned about below, not thrown: a variable for logging
+  // must not stop an app (openai-node's OPENAI_LOG is read so too).
+  const envLog = (options.logLevel == null && env('PETSTORE_LOG')?.trim().toLowerCase()) || undefined;
+  const envLevel = LOG_LEVELS.find((level) => level === envLog);
+  const logLevel = options.logLevel ?? envLevel ?? DEFAULTS.logLevel;
   const headers = toHeaders(options.headers, 'PetStoreClient options');
   // Defaults only: the caller's own headers win, as a call's do.
   const fallback = (name: string, value: string) => headers.has(name) || headers.set(name, value);
@@ -436,6 +438,9 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   else fallback('User-Agent', `${SDK_ID} (${runtimeName()})`);
   headers.set('Authorization', `Bearer ${apiKey}`);
   const log = levelled(options.logger ?? console, logLevel);
+  if (envLog && !envLevel) {
+    log.warn(`The PETSTORE_LOG environment variable is "${redact(envLog).slice(0, 40)}", which is not one of ${LOG_LEVELS.join(', ')}: logging at ${logLevel}, the default.`);
+  }
   return {
     apiKey,
     redact,

@@ -73,13 +73,24 @@ describe('logs', () => {
     expect(lines).toEqual([]);
   });
 
-  it('PETSTORE_LOG sets the level where there is an environment, and a bad value is a ValidationError', async () => {
+  it('PETSTORE_LOG sets the level where there is an environment, in any case (DEBUG is debug)', async () => {
+    for (const value of ['debug', 'DEBUG', ' Debug ']) {
+      const { lines, logger } = recorder();
+      vi.stubEnv('PETSTORE_LOG', value);
+      await run(client({ logger }).listPets());
+      expect(lines).toEqual([{ level: 'debug', text: expect.stringMatching(/^listPets GET .* → 200/) }]);
+    }
+  });
+
+  it('a PETSTORE_LOG that is no level is warned about and the default level is used: a variable for logging does not stop the app (before: a ValidationError from the constructor)', async () => {
     const { lines, logger } = recorder();
-    vi.stubEnv('PETSTORE_LOG', 'debug');
-    await run(client({ logger }).listPets());
-    expect(lines).toHaveLength(1);
     vi.stubEnv('PETSTORE_LOG', 'loud');
-    expect(() => client({ logger })).toThrow(/logLevel must be one of "off", "error", "warn", "info", "debug"/);
+    await run(client({ logger }).listPets());
+    expect(lines).toEqual([
+      { level: 'warn', text: 'The PETSTORE_LOG environment variable is "loud", which is not one of off, error, warn, info, debug: logging at warn, the default.' },
+    ]);
+    // The option itself, set in code, is still checked.
+    expect(() => client({ logger, logLevel: 'loud' as never })).toThrow(/logLevel must be one of "off", "error", "warn", "info", "debug"/);
   });
 
   it('a deprecation reaches a logger of the user\'s own at warn, in addition to the warning', async () => {
