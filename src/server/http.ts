@@ -288,11 +288,16 @@ export function toResponse(reply: Reply): Response {
   if (reply.dropped) throw new InjectedFault('drop');
   const init = { status: reply.status, headers: reply.headers };
   if (!reply.truncated || reply.body === null) return new Response(reply.body, init);
-  const half = truncatedBody(reply.body);
+  let half: Uint8Array | undefined = truncatedBody(reply.body);
+  // The whole body's length is announced, as over node:http: without it, a transport that frames
+  // the answer by its end (msw's node:http mock) ends it at the cut, a whole body to its client.
+  // The error comes at the read after the half, not with it: a stream that errors drops what is queued.
+  init.headers = { ...reply.headers, 'Content-Length': String(new TextEncoder().encode(reply.body).length) };
   const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(half);
-      controller.error(new InjectedFault('drop'));
+    pull(controller) {
+      if (half) controller.enqueue(half);
+      else controller.error(new InjectedFault('drop'));
+      half = undefined;
     },
   });
   return new Response(body, init);

@@ -250,6 +250,19 @@ describe('createReferenceServer', () => {
     expect(server.inspect().petCount).toBe(1);
   });
 
+  it('faults: a truncated body announces its whole length and hands over its first half before it breaks off, as over node:http (before: no length, and the error came before any byte)', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['truncate'] } });
+    const response = await server.fetch(
+      new Request('http://a/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' }),
+    );
+    const whole = '{"id":1,"name":"Rex","categoryId":1}';
+    expect(response.headers.get('Content-Length')).toBe(String(whole.length));
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe(whole.slice(0, whole.length / 2));
+    await expect(reader.read()).rejects.toThrow('connection dropped by injected fault');
+  });
+
   it('rejects an invalid fault rate', () => {
     expect(() => createReferenceServer({ faults: { rate: 2 } })).toThrow(/faults.rate/);
   });
