@@ -140,6 +140,27 @@ const SET_TTL = (set: string) => `local last = redis.call('ZRANGE', ${set}, -1, 
 redis.call('PEXPIREAT', ${set}, tonumber(last[2]) + 1000)`;
 
 /**
+ * Notes in the state when the last slot in flight ends (`slotsUntil`), after the slots changed,
+ * if their set was there before (`slots`, 1: else it stays as it was, for {@link SLOTS_LOST}).
+ */
+const SLOTS_UNTIL = (state: string, slots: string) => `if slots == 1 then
+  local last = redis.call('ZRANGE', ${slots}, -1, -1, 'WITHSCORES')
+  redis.call('HSET', ${state}, 'slotsUntil', last[2] or 0)
+end`;
+
+/**
+ * The set of slots missing (`slots`, 0) while one of them should still be in flight: Redis
+ * evicted it and kept the state (maxmemory-policy volatile-ttl takes the key that expires first,
+ * the slots'). They are lost as with a FLUSHALL, so the state takes a new epoch (`lost`): every
+ * process then gives back the slots it holds ({@link Shared.#lost}).
+ */
+const SLOTS_LOST = (state: string) => `local lost = epoch and slots == 0 and (tonumber(redis.call('HGET', ${state}, 'slotsUntil')) or 0) > now
+if lost then
+  epoch = nil
+  redis.call('HSET', ${state}, 'slotsUntil', 0)
+end`;
+
+/**
  * The format of the key's state and messages. It names this version's keys and channel
  * (`<prefix>:<hash>:v1:state`), so that no version reads another's as its own: bump it (to the
  * next integer) with any change another version would misread. What every format keeps, this
@@ -178,6 +199,7 @@ redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[8])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 ${SET_TTL('KEYS[4]')}
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local slots = redis.call('EXISTS', KEYS[2])
 local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered')
 local announced = tonumber(s[1]) or 0
 local limit = tonumber(s[2]) or 0
@@ -187,9 +209,11 @@ local blockedUntil = tonumber(s[5]) or 0
 local bannedUntil = tonumber(s[6]) or 0
 local epoch = s[7]
 local unanswered = tonumber(s[8]) or 0
+${SLOTS_LOST('KEYS[1]')}
 ${EPOCH('KEYS[1]')}
 local seq = ${SEQ('KEYS[1]')}
 local state = ${STATE}
+if lost then redis.call('PUBLISH', ARGV[7], state) end
 local inFlight = redis.call('ZCARD', KEYS[2])
 if blockedUntil > now then return {1, blockedUntil - now, bannedUntil > now and 1 or 0, state, processes, inFlight} end
 if ARGV[1] == '1' and announced ~= 2 then
@@ -207,6 +231,8 @@ if ARGV[1] == '1' and announced ~= 2 then
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 ${SET_TTL('KEYS[2]')}
+slots = 1
+${SLOTS_UNTIL('KEYS[1]', 'KEYS[2]')}
 redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. seq .. ',' .. (inFlight + 1) .. ',' .. processes)
 return {0, 0, 0, state, processes, inFlight + 1}`;
 
@@ -222,10 +248,12 @@ return {0, 0, 0, state, processes, inFlight + 1}`;
  * process falling back before its next decision sent on a remaining that did not hold the request).
  */
 const RELEASE = `${NOW}
+local slots = redis.call('EXISTS', KEYS[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local s = redis.call('HMGET', KEYS[2], 'announced', 'resetAt', 'remaining', 'unanswered', 'epoch', 'limit', 'blockedUntil', 'bannedUntil')
 local epoch = s[5]
+if epoch then ${SLOTS_UNTIL('KEYS[2]', 'KEYS[1]')} end
 local seq = epoch and ${SEQ('KEYS[2]')} or 0
 if ARGV[3] == '1' and epoch then
   local announced = tonumber(s[1]) or 0
@@ -266,17 +294,22 @@ local bannedUntil = tonumber(s[5]) or 0
 local epoch = s[6]
 local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
+local slots = redis.call('EXISTS', KEYS[2])
+${SLOTS_LOST('KEYS[1]')}
 if epoch == ARGV[11] then
   -- The copy's slots were in flight when it was taken, and released since: those still held are
   -- restored by their processes once they hear of the new epoch, as after a FLUSHALL.
   epoch = nil
   redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[1], 'slotsUntil', 0)
 end
 ${EPOCH('KEYS[1]')}
 local seq = ${SEQ('KEYS[1]')}
 if #ARGV > 11 then
   for i = 12, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
   ${SET_TTL('KEYS[2]')}
+  slots = 1
+  ${SLOTS_UNTIL('KEYS[1]', 'KEYS[2]')}
 end
 if not timely then
   -- Its reset counted from when it ran would pass for a later window's; counted from when it was

@@ -711,6 +711,25 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
   });
 
+  it('Redis evicts the slots in flight and keeps the state (maxmemory-policy volatile-ttl takes the key that expires first, the slots\'): the holder of the last request left gives its slot back, so it is not granted again (before: granted to another process, one request over the budget for each slot evicted)', async () => {
+    const { prefix, connection, other, warnings, held, inspector } = await lastRequestHeld();
+    const [slots] = await inspector.keys(`${prefix}:*:slots`);
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    expect(await inspector.pTTL(slots!)).toBeLessThan(await inspector.pTTL(state!));
+    await inspector.del(slots!); // what an eviction does to it
+    // The state takes a new epoch: the other process finds its slots lost, and waits a second for
+    // every process to restore what it holds, sending nothing.
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
+    await sleep(1_100);
+    // On Redis again: the slot the holder restored is in flight.
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    held.release();
+    await connection.ping(); // the release has run
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+  });
+
   it('Redis restarted empty on a clock that is behind (an earlier epoch): the process finds the state lost, restores it, and decides on Redis again a second later', async () => {
     // Taken for a stale message, every decision of that Redis was given back, and the process
     // fell back for good without a word.
