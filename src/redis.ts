@@ -454,17 +454,19 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
 
   /** One pub/sub connection for every key; it never keeps the process alive. */
   const subscribe = async (channel: string, listener: (message: string) => void) => {
-    if (!subscriber) {
-      subscriber = redis.duplicate();
+    // The connection this call uses: close() may drop the coordinator's while it connects.
+    let connection = subscriber;
+    if (!connection) {
+      connection = subscriber = redis.duplicate();
       // Redis going away wakes every waiter of this process, to fall back rather than sleep out a
       // lease that nobody will release through Redis.
-      subscriber.on('error', () => {
+      connection.on('error', () => {
         for (const shared of bound.values()) shared.wake();
       });
-      await subscriber.connect();
-      subscriber.unref();
+      await connection.connect();
+      connection.unref();
     }
-    await subscriber.subscribe(channel, listener);
+    await connection.subscribe(channel, listener);
   };
 
   /** Closes the pub/sub connection; a key's next decision on Redis subscribes again. */
@@ -937,6 +939,8 @@ class Shared implements RateLimitCoordinator {
   }
 
   #fail(error: unknown): void {
+    // Closed (the coordinator, or the app's client: a shutdown), the coordinator is not used, quietly.
+    if (this.closed()) return;
     if (this.#failedAt === undefined) {
       this.#warn(`@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`);
     }

@@ -1272,6 +1272,27 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('coordinator.close() while the first decision of a key is still connecting its pub/sub: the decision falls back without a warning (before: "Redis failed (Cannot read properties of undefined (reading \'unref\'))")', async () => {
+    const prefix = fresh();
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const warnings: string[] = [];
+    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) });
+    const decision = coordinator.bind(SCOPE).acquire({ throttle: true, leaseMs: 60_000 });
+    await coordinator.close();
+    expect(await decision).toMatchObject({ kind: 'granted' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('the app closes its node-redis client while a decision is on its way to Redis (a shutdown): the decision falls back without a warning, as any decision after the close (before: "Redis failed (The client is closed)")', async () => {
+    const prefix = fresh();
+    const { connection, coordinator, warnings } = await warmProcessOf(prefix);
+    const decision = coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    connection.destroy();
+    expect(await decision).toMatchObject({ kind: 'granted' });
+    expect(warnings).toEqual([]);
+  });
+
   it('a process that closes its Redis client and connects it again (a serverless function between invocations) coordinates through Redis again: a 429 another process met holds it back', async () => {
     // Before: the coordinator closed for good with the client's first close, and the process went
     // on alone, silently: it sent inside the window of a 429 another process had met.
