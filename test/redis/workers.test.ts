@@ -111,6 +111,25 @@ describe('many processes, one key', () => {
     }
   }, 60_000);
 
+  it('Redis stopped mid-storm on a budget the storm outruns: the processes that fall back send nothing inside a Retry-After window and the key is not banned', async () => {
+    // 3 workers × 15 calls on a key of 20 a minute, half of the answers held 300 ms: Redis goes
+    // away while the budget is being spent, and each process must go on with its share only.
+    const api = await startReferenceServer({ port: 0, apiKeys: { k: { perMinute: 20, perDay: 1_000 } }, faults: { rate: 0.5, kinds: ['latency'], latencyMs: 300 } });
+    const env = { BASE_URL: api.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '15' };
+    try {
+      const workers = await Promise.all([worker(env), worker(env), worker(env)]);
+      for (const end = Date.now() + 10_000; (api.server.inspect().keys.k?.requests ?? 0) < 3 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      await redis.stop();
+      const codes = await Promise.all(workers.map((w) => w.exited));
+      await redis.start();
+      expect(codes).toEqual([0, 0, 0]);
+      for (const w of workers) expect(result(w.out()).other).toEqual([]);
+      expect(api.server.inspect().keys.k).toMatchObject({ insideRetryAfter: 0, bans: 0 });
+    } finally {
+      await api.close();
+    }
+  }, 90_000);
+
   it('Redis stopped mid-storm: every call still settles, with the warning; started again, coordination resumes', async () => {
     const api = await startReferenceServer({ port: 0, apiKeys: { k: 'pro' }, faults: { rate: 0.5, kinds: ['latency'], latencyMs: 500 } });
     const env = { BASE_URL: api.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '30' };
