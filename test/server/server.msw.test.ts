@@ -27,12 +27,15 @@ describe('createHandlers', () => {
 
   it('answers only under its base URL', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
-    mock = setupServer(...createHandlers(server, { baseUrl: 'https://a.test/v1/' }));
-    mock.listen({ onUnhandledFrame: 'bypass' });
+    // What the reference server's handlers do not take falls through to this one.
+    mock = setupServer(...createHandlers(server, { baseUrl: 'https://a.test/v1/' }), http.all('*', () => new HttpResponse(null, { status: 418 })));
+    mock.listen({ onUnhandledFrame: 'error' });
     const headers = { Authorization: 'Bearer k' };
     expect((await fetch('https://a.test/v1/pets', { headers })).status).toBe(200);
     expect((await fetch('https://a.test/v1', { headers })).status).toBe(404);
-    await expect(fetch('https://other.test/v1/pets', { headers })).rejects.toThrow();
+    for (const foreign of ['https://other.test/v1/pets', 'http://a.test/v1/pets', 'https://a.test/v1x/pets', 'https://a.test/pets']) {
+      expect((await fetch(foreign, { headers })).status).toBe(418);
+    }
   });
 
   it('answers only under its base URL whatever its path holds: a ":" or "*" in it is no msw pattern (before: /api:v2/v1 also answered /apiX/v1, and /x*/v1 /xyz/v1)', async () => {
