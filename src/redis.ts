@@ -323,9 +323,11 @@ if not timely then
   end
 elseif ARGV[1] == '1' then
   local reset = now + tonumber(ARGV[4])
-  -- A later reset with more left, while the known window runs, is a late answer of it (see
-  -- MemoryCoordinator.observe): the lowest remaining binds.
-  if resetAt == 0 or (reset > resetAt + ${SAME_WINDOW_MS} and (resetAt <= now or tonumber(ARGV[3]) <= remaining)) then
+  -- A later reset with more left, while the known window runs, is a late answer of it; once it
+  -- is over, a window still running is the new one (see MemoryCoordinator.observe).
+  local later = reset > resetAt + ${SAME_WINDOW_MS}
+  if resetAt <= now then later = later or reset > now else later = later and tonumber(ARGV[3]) <= remaining end
+  if later then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
     unanswered = math.min(unannounced, remaining) unannounced = 0
   elseif reset >= resetAt - ${SAME_WINDOW_MS} or reset > now then

@@ -215,7 +215,10 @@ export class MemoryCoordinator implements RateLimitCoordinator {
       // A later reset is a new window once the known one is over, or when it leaves no more than
       // the known one (a ban, the day's quota binding). While the known window runs, a later reset
       // with more left is a late answer of it, measured from its arrival: its count came earlier.
-      const later = resetAt > this.#resetAt + SAME_WINDOW_MS && (this.#resetAt <= now || budget.remaining <= this.#remaining);
+      // Once it is over, a window still running is the one to keep, however close their resets:
+      // merged into the ended one, its spent budget was ignored and the next call met a 429.
+      const later =
+        this.#resetAt <= now ? resetAt > Math.min(now, this.#resetAt + SAME_WINDOW_MS) : resetAt > this.#resetAt + SAME_WINDOW_MS && budget.remaining <= this.#remaining;
       if (this.#resetAt === 0 || later) {
         [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
         [this.#unanswered, this.#unansweredUnannounced] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0];

@@ -74,6 +74,19 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('the server\'s clock jumping 58 s ahead while a call waits for the reset: the window its next answer announces, ending less than 2 s after the one that ended, is read as a new window, and its spent budget holds the next call back (before: taken for a late answer of the ended window, so the next call probed into a 429)', async () => {
+    const one = createReferenceServer({ apiKeys: { 'key-one': { perMinute: 1, perDay: 100 } }, pets: 3 });
+    const single = client({ apiKey: 'key-one', fetch: (request) => one.fetch(request) });
+    expect(await run(single.listPets({ limit: 1 }))).toHaveLength(1);
+    // The client waits for the reset at 0:01:00; meanwhile the server's clock moves 58 s ahead, so
+    // at that reset it reads 0:01:58, and its answer announces a spent minute ending at 0:02:00.
+    one.clock.advance(58_000);
+    const outcomes = await settle(Promise.allSettled([single.listPets({ limit: 1 }), single.listPets({ limit: 1 })]), { stepMs: 1_000, maxSteps: 600 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the calls did not settle');
+    expect(outcomes.value.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(one.inspect().keys['key-one']).toEqual({ requests: 3, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+  });
+
   it('a 503 without rate-limit headers as the first answer (an injected fault) does not let a storm loose: the key is not banned', async () => {
     // Before: a header-less answer of any status made the throttle step aside, so the 199 calls
     // waiting for the probe went out at once (132 429s, 131 inside a Retry-After window, a ban).

@@ -337,6 +337,14 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('once the known window is over, an answer of a running window whose reset is less than 2 s after the ended one\'s (the server\'s clock moved ahead) is the new window: its spent budget holds every process (before: merged into the ended window, so a probe went into a 429)', async () => {
+    const [a, b] = await twoCoordinators();
+    await a.observe(answered(0, 300));
+    await new Promise((resolve) => setTimeout(resolve, 320));
+    await a.observe(answered(0, 1_500));
+    for (const coordinator of [a, b]) expect((await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('spent');
+  });
+
   it('an answer of the running window that arrived 2.5 s late (its reset, measured from its arrival, looks later) does not raise the remaining in any process (before: its count replaced the lower one)', async () => {
     const [a, b] = await twoCoordinators();
     await a.observe(answered(2, 50_000));
