@@ -157,6 +157,12 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 5, rateLimited: 0 });
   });
 
+  it('throttle off: a burst of 12 calls on a budget of 5 left gets the key banned (5 served, one 429, 6 more inside its window), as the retries guide warns', async () => {
+    const ent = client({ apiKey: 'key-ent', throttle: false });
+    await settle(Promise.allSettled(Array.from({ length: 12 }, () => ent.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    expect(server.inspect().keys['key-ent']).toEqual({ requests: 12, rateLimited: 7, insideRetryAfter: 6, bans: 1 });
+  });
+
   it('after a 429, every call of the client, new or retrying, waits out the same Retry-After window (throttle off)', async () => {
     const ent = client({ apiKey: 'key-ent', throttle: false });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
