@@ -87,6 +87,21 @@ describe('coordinated rate limiting', () => {
     expect(one.inspect().keys['key-one']).toEqual({ requests: 3, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
   });
 
+  it('a ban that ends 1.5 s before a minute does: the minute the next answer announces is read as the new window, and once its budget is spent the next call waits for its reset (before: taken for a late answer of the ban\'s window, and the third call met a 429)', async () => {
+    // Banned at the first strike, at 0:00:10, until 0:01:58.5.
+    const strict = createReferenceServer({ apiKeys: { 'key-two': { perMinute: 2, perDay: 100 } }, pets: 3, banThreshold: 0, banDurationMs: 108_500 });
+    const coordinator = createMemoryCoordinator();
+    const fetch = (request: Request) => strict.fetch(request);
+    const careless = client({ apiKey: 'key-two', throttle: false, maxRetries: 0, coordinator, fetch });
+    await settle(Promise.allSettled(Array.from({ length: 4 }, () => careless.listPets({ limit: 1 }))));
+    expect(strict.inspect().keys['key-two']).toEqual({ requests: 4, rateLimited: 2, insideRetryAfter: 1, bans: 1 });
+    const patient = client({ apiKey: 'key-two', maxRetryDelay: 120_000, coordinator, fetch });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 3 }, () => patient.listPets({ limit: 1 }))), { stepMs: 500, maxSteps: 1_000 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the calls did not settle');
+    expect(outcomes.value.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(strict.inspect().keys['key-two']).toEqual({ requests: 7, rateLimited: 2, insideRetryAfter: 1, bans: 1 });
+  });
+
   it('a 503 without rate-limit headers as the first answer (an injected fault) does not let a storm loose: the key is not banned', async () => {
     // Before: a header-less answer of any status made the throttle step aside, so the 199 calls
     // waiting for the probe went out at once (132 429s, 131 inside a Retry-After window, a ban).
