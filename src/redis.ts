@@ -16,7 +16,7 @@ import type {
   RateLimitObservation,
   RateLimitState,
 } from './client/coordinator.js';
-import { announcesNoBudget, MemoryCoordinator, SAME_WINDOW_MS } from './client/memory-coordinator.js';
+import { announcesNoBudget, MemoryCoordinator, PROBE_BACKOFF, SAME_WINDOW_MS } from './client/memory-coordinator.js';
 import { hasMethods, MAX_TIMER_MS, notify, Signal } from './runtime.js';
 import { checkKnownOptions } from './suggest.js';
 import { configError } from './client/options.js';
@@ -200,7 +200,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 ${SET_TTL('KEYS[4]')}
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local slots = redis.call('EXISTS', KEYS[2])
-local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered')
+local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered', 'probeAt')
 local announced = tonumber(s[1]) or 0
 local limit = tonumber(s[2]) or 0
 local remaining = tonumber(s[3]) or 0
@@ -220,6 +220,9 @@ if ARGV[1] == '1' and announced ~= 2 then
   local busy = false
   if announced == 0 or resetAt <= now then
     busy = inFlight > 0
+    -- Probes lost in a row: the next waits (see probeBackoffMs).
+    local probeAt = tonumber(s[9]) or 0
+    if not busy and probeAt > now then return {3, probeAt - now, 0, state, processes, 0} end
   elseif remaining - unanswered - inFlight <= 0 then
     if inFlight == 0 then return {2, resetAt - now, 0, state, processes, 0} end
     busy = true
@@ -265,7 +268,8 @@ if ARGV[3] == '1' and epoch then
     local limit, blockedUntil, bannedUntil = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
     redis.call('PUBLISH', ARGV[2], ${STATE})
   elseif announced ~= 2 and resetAt <= now then
-    redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
+    local lost = redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
+    redis.call('HSET', KEYS[2], 'probeAt', now + math.min(${PROBE_BACKOFF.maxMs}, ${PROBE_BACKOFF.firstMs} * 2 ^ (lost - 1)))
   end
 end
 redis.call('PUBLISH', ARGV[2], 'released,' .. (epoch or 0) .. ',' .. seq .. ',' .. redis.call('ZCARD', KEYS[1]))
@@ -330,6 +334,7 @@ elseif ARGV[1] == '1' then
   if later then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
     unanswered = math.min(unannounced, remaining) unannounced = 0
+    redis.call('HSET', KEYS[1], 'probeAt', 0)
   elseif reset >= resetAt - ${SAME_WINDOW_MS} or reset > now then
     -- One window (answers arrive out of order), or one that ends sooner and still runs (the
     -- server's clock moved): the lowest remaining binds, until the sooner reset.

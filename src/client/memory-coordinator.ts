@@ -31,6 +31,20 @@ export function announcesNoBudget({ status, budget }: RateLimitObservation): boo
 }
 
 /**
+ * The wait before the next probe of an unknown budget after `lost` probes in a row were released
+ * unanswered (timed out, dropped): their answers never came, so the budget stays unknown, and
+ * probing again at once sent a request per timeout and retry, each counted by the service, into
+ * 429s that never arrived and a ban. Doubling from half a second up to the shortest window (a
+ * minute), it keeps to about one request a minute however long answers stay lost. @internal
+ */
+export function probeBackoffMs(lost: number): number {
+  return Math.min(PROBE_BACKOFF.maxMs, PROBE_BACKOFF.firstMs * 2 ** (lost - 1));
+}
+
+/** {@link probeBackoffMs}'s numbers, which the Redis coordinator's scripts use too. @internal */
+export const PROBE_BACKOFF = { firstMs: 500, maxMs: 60_000 };
+
+/**
  * How far this machine's clock must move against the monotonic one to be a step (NTP, a user, a
  * VM resumed): less is the two clocks' coarseness (browsers round both), and the dates shown are
  * whole seconds at best (resets are).
@@ -83,6 +97,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   /** When the announced window resets (ms, on {@link now}); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
+  /** When the next probe of an unknown budget may go (ms, on {@link now}), after probes lost in a row ({@link probeBackoffMs}). */
+  #probeAt = 0;
   /**
    * When the ban a 429 announced ends (ms, on {@link now}), kept apart from `#blockedUntil`: a
    * plain 429 whose window ends later extends the block, and the ban still runs within it.
@@ -137,6 +153,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     if (this.#resetAt) this.#resetAt += step;
     if (this.#blockedUntil) this.#blockedUntil += step;
     if (this.#bannedUntil) this.#bannedUntil += step;
+    if (this.#probeAt) this.#probeAt += step;
     const now = Math.floor(monotonic + this.#wall);
     this.#publish(now);
     return now;
@@ -180,6 +197,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         // Unknown budget (none yet, or its window has reset): one request probes it, the rest
         // wait for its answer. Sending them all would turn into a burst of 429s and a ban.
         if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
+        if (this.#probeAt > now) return { kind: 'busy', waitMs: this.#probeAt - now };
       } else if (this.#remaining - this.#unanswered - this.#inFlight <= reserve) {
         return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
       }
@@ -200,6 +218,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
           this.#publish(now);
         } else if (unanswered && this.#announced !== Announced.No && this.#resetAt <= now) {
           this.#unansweredUnannounced++;
+          this.#probeAt = now + probeBackoffMs(this.#unansweredUnannounced);
         }
         this.#changes.fire();
       },
@@ -221,7 +240,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         this.#resetAt <= now ? resetAt > Math.min(now, this.#resetAt + SAME_WINDOW_MS) : resetAt > this.#resetAt + SAME_WINDOW_MS && budget.remaining <= this.#remaining;
       if (this.#resetAt === 0 || later) {
         [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
-        [this.#unanswered, this.#unansweredUnannounced] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0];
+        [this.#unanswered, this.#unansweredUnannounced, this.#probeAt] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0, 0];
       } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {
         // Responses can arrive out of order: within one window, the lowest remaining is the truth.
         // A window that ends sooner but is still running is no late answer of an ended one: the

@@ -38,6 +38,18 @@ async function slowStorm(perMinute: number) {
 }
 
 describe('coordinated rate limiting', () => {
+  it('every answer arriving after the calls\' timeout: the unanswered probes of the unknown budget back off, so the key is not banned though its budget is never learned (before: a probe per timeout and retry, 15 requests in the minute of a 5-a-minute key, a ban)', async () => {
+    const slow = createReferenceServer({ apiKeys: { 'key-ent': { perMinute: 5, perDay: 1_000 } }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_200 } });
+    const lost = client({ apiKey: 'key-ent', timeout: 1_000, fetch: (request) => slow.fetch(request) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 5 }, () => lost.listPets({ limit: 1 }))), { stepMs: 250, maxSteps: 2_000 });
+    if (outcomes.status !== 'fulfilled') throw new Error('the calls did not settle');
+    for (const r of outcomes.value) expect(r.status === 'rejected' && r.reason).toBeInstanceOf(PetStoreError);
+    const stats = slow.inspect().keys['key-ent']!;
+    expect(stats.bans).toBe(0);
+    // The first minute holds 7 probes (0, 1.5, 3.5, 6.5, 11.5, 20.5 and 37.5 s): the sixth is a 429, the seventh comes inside its window.
+    expect(stats.insideRetryAfter).toBeLessThanOrEqual(1);
+  });
+
   it('storm: 200 concurrent calls on a Free-plan key all settle, none is sent inside a Retry-After window, and the key is not banned', async () => {
     const free = client({ apiKey: 'key-free' });
     const calls = Array.from({ length: 200 }, () => free.listPets({ limit: 1 }));

@@ -420,6 +420,30 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expectWithinBudget(server, 20);
   }, 30_000);
 
+  it('probes of an unknown budget released unanswered in a row hold the next probe back in every process, longer after each (before: another process probed at once, a request per timeout into 429s it never saw)', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: one } = await coordinatorOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    const waits: number[] = [];
+    for (let lost = 0; lost < 3; lost++) {
+      const probe = await one.acquire({ throttle: true, leaseMs: 5_000 });
+      if (probe.kind !== 'granted') throw new Error(`probe ${lost} not granted: ${probe.kind}`);
+      probe.release(true);
+      await connection.ping(); // ran after the release
+      // A "busy" of 0 asks again at once: the release's message reached it while its script ran.
+      let next = await other.acquire({ throttle: true, leaseMs: 5_000 });
+      for (let i = 0; i < 10 && next.kind === 'busy' && next.waitMs === 0; i++) next = await other.acquire({ throttle: true, leaseMs: 5_000 });
+      if (next.kind !== 'busy') throw new Error(`expected busy, got ${next.kind}`);
+      waits.push(next.waitMs);
+      await new Promise((resolve) => setTimeout(resolve, next.waitMs + 20));
+    }
+    // Half a second, then one, then two, less the time Redis took to answer.
+    expect(waits.map((ms) => Math.round(ms / 100) * 100)).toEqual([500, 1_000, 2_000]);
+    // An answer with a budget ends it: the next probe goes at once.
+    await other.observe(answered(10, 30_000));
+    expect((await other.acquire({ throttle: true, leaseMs: 5_000 })).kind).toBe('granted');
+  }, 20_000);
+
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
     const { coordinator: dead } = await coordinatorOf(prefix);
