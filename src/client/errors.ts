@@ -202,10 +202,13 @@ export class AbortError extends PetStoreError {
   }
 }
 
-/** What {@link ApiError.generate} and the `ApiError` classes are made from. */
-export interface ApiErrorInit {
+/**
+ * What {@link ApiError.generate} and the `ApiError` classes are made from; a class of one status
+ * (`NotFoundError`) takes that status only, which its `status` then reads.
+ */
+export interface ApiErrorInit<S extends number = number> {
   /** The HTTP status. */
-  status: number;
+  status: S;
   /** The response headers. */
   headers: Headers;
   /** The parsed body: an Error record when the server sent one, else whatever arrived. */
@@ -240,7 +243,7 @@ export class ApiError<S extends number = number> extends PetStoreError {
   declare readonly url: string | undefined;
 
   /** Creates the error; prefer {@link ApiError.generate}, which picks the subclass. */
-  constructor(init: ApiErrorInit) {
+  constructor(init: ApiErrorInit<S>) {
     const record = ErrorRecordSchema.safeParse(init.body);
     const requestId = init.headers.get('X-Request-Id') ?? undefined;
     // A 404 the API did not write (no Error record) is most often a baseUrl that points elsewhere.
@@ -374,9 +377,10 @@ const DEFAULT_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
-const BY_STATUS: Record<number, new (init: ApiErrorInit) => ApiError> = {
+// Each class under its own status: `generate` builds one only with the status it is listed under.
+const BY_STATUS = {
   400: BadRequestError,
   401: AuthenticationError,
   404: NotFoundError,
   429: RateLimitError,
-};
+} as Record<number, new (init: ApiErrorInit) => ApiError>;

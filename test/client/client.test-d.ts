@@ -82,6 +82,19 @@ describe('PetStoreClient types', () => {
     }
   });
 
+  it("a status class is built with its own status only: a NotFoundError's init says 404, as its status does", () => {
+    const headers = new Headers();
+    expectTypeOf(NotFoundError).toBeConstructibleWith({ status: 404, headers, body: null });
+    expectTypeOf(RateLimitError).toBeConstructibleWith({ status: 429, headers, body: '' });
+    expectTypeOf(InternalServerError).toBeConstructibleWith({ status: 503, headers, body: null });
+    expectTypeOf(ApiError).toBeConstructibleWith({ status: 418, headers, body: null });
+    // @ts-expect-error its status would read 404 and be 500
+    void new NotFoundError({ status: 500, headers, body: null });
+    // @ts-expect-error a 401 is an AuthenticationError
+    void new BadRequestError({ status: 401, headers, body: null });
+    expectTypeOf(ApiError.generate({ status: 404 as number, headers, body: null }).status).toEqualTypeOf<number>();
+  });
+
   it('the exported schemas parse to the exported interfaces', () => {
     expectTypeOf<z.infer<typeof PetSchema>>().toEqualTypeOf<Pet>();
     expectTypeOf<z.infer<typeof ErrorRecordSchema>>().toEqualTypeOf<ErrorRecord>();
