@@ -85,10 +85,11 @@ export interface ClientOptions {
   /**
    * Where the rate-limit state lives: by default in memory, shared by this client's calls. Pass
    * `createRedisCoordinator()` from `@animal-store/sdk/redis` to share it with every process
-   * that uses the same key, or `createMemoryCoordinator()` to share it between clients.
+   * that uses the same key, or `createMemoryCoordinator()` to share it between clients. One of
+   * your own that serves several keys may be `bind` alone: the client uses what it returns.
    * @default createMemoryCoordinator()
    */
-  coordinator?: RateLimitCoordinator | undefined;
+  coordinator?: RateLimitCoordinator | Required<Pick<RateLimitCoordinator, 'bind'>> | undefined;
   /**
    * The largest response body the client reads, in bytes; a larger one fails the attempt.
    * @default 10_485_760 (10 MiB)
@@ -382,9 +383,9 @@ function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string
 }
 
 /** The coordinator of this client's key: the one given, bound to it when it serves several. */
-function bound(coordinator: RateLimitCoordinator | undefined, scope: CoordinatorScope): RateLimitCoordinator {
+function bound(coordinator: ClientOptions['coordinator'], scope: CoordinatorScope): RateLimitCoordinator {
   if (!coordinator) return createMemoryCoordinator();
-  if (!coordinator.bind) return coordinator;
+  if (!coordinator.bind) return coordinator as RateLimitCoordinator;
   const own = guarded('PetStoreClient options: coordinator.bind()', () => coordinator.bind!(scope), '', 'threw');
   // The client calls bind once: what it returns must be the coordinator itself, not another binder.
   if (!hasMethods(own, COORDINATOR_METHODS)) throw configError(`PetStoreClient options: coordinator.bind() must return a coordinator (with ${COORDINATOR_METHODS.join(', ')}).`, 'coordinator');

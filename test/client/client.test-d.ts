@@ -19,7 +19,9 @@ import {
   ThrottledError,
   TimeoutError,
   ValidationError,
+  createMemoryCoordinator,
   type ApiResponse,
+  type CoordinatorScope,
   type DeprecationNotice,
   type ErrorRecord,
   type ListPetsQuery,
@@ -117,6 +119,16 @@ describe('PetStoreClient types', () => {
     const blockedUntil: Date | undefined = undefined;
     expectTypeOf({ limit: 60, remaining: 59, resetAt: new Date(), blockedUntil }).toExtend<RateLimitState>();
     expectTypeOf<ReturnType<RateLimitCoordinator['getSnapshot']>>().toEqualTypeOf<RateLimitState | undefined>();
+  });
+
+  it('a coordinator of several keys may be bind alone, as the client accepts it: each client then uses what bind returns', () => {
+    const perKey = new Map<string, RateLimitCoordinator>();
+    const coordinator = { bind: ({ apiKey }: CoordinatorScope) => perKey.get(apiKey) ?? createMemoryCoordinator() };
+    expectTypeOf(PetStoreClient).toBeConstructibleWith({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', coordinator });
+    // Without bind, the coordinator is used as it is: it needs every method.
+    const { acquire: _, ...partial } = createMemoryCoordinator();
+    // @ts-expect-error acquire is missing
+    void new PetStoreClient({ coordinator: partial });
   });
 
   it('headers are only read: a readonly list of pairs serves, as fetch takes it', () => {
