@@ -58,7 +58,7 @@ export interface RedisSubscriber {
 
 /** Options of {@link createRedisCoordinator}. */
 export interface RedisCoordinatorOptions {
-  /** A connected node-redis client: `await createClient({ url }).connect()`. */
+  /** A connected node-redis client of one Redis: `await createClient({ url }).connect()` (not a cluster or a pool). */
   redis: RedisClient;
   /**
    * The prefix of every Redis key the coordinator writes. Keys then hold a SHA-256 of the base
@@ -414,10 +414,14 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
   const given = options as Record<string, unknown>;
   checkKnownOptions(given, OPTIONS, 'createRedisCoordinator()', configError);
   const { redis, prefix, commandTimeoutMs, onWarning } = given;
-  if (!hasMethods(redis, CLIENT_METHODS)) {
+  // A cluster has a client's methods, but the coordinator's keys lie in different slots, and its
+  // duplicate() cannot subscribe as a client's does.
+  const several = hasMethods(redis, ['getMasters']) ? 'a cluster (createCluster())' : hasMethods(redis, ['execute']) ? 'a pool (createClientPool())' : undefined;
+  if (several || !hasMethods(redis, CLIENT_METHODS)) {
     const got =
       redis === undefined ? 'it is missing'
       : typeof redis === 'string' ? 'got a string: pass a client, not its URL'
+      : several ? `got ${several}, which is not supported: pass a client of one Redis`
       : hasMethods(redis, ['evalsha', 'duplicate']) ? 'got what looks like an ioredis client, which is not supported'
       : `got ${typeof redis === 'object' ? 'an object' : `a ${typeof redis}`} without ${CLIENT_METHODS.join(', ')}`;
     fail(`redis must be a node-redis client; ${got}. Use ${HOW}.`, 'redis');

@@ -1,6 +1,6 @@
 // createRedisCoordinator's slips from JavaScript, and a node-redis client the app never connected:
 // none of these needs a Redis server.
-import { createClient } from 'redis';
+import { createClient, createClientPool, createCluster } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { PetStoreClient, ValidationError } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
@@ -27,6 +27,15 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(make({ redis: 'redis://127.0.0.1:6379' })).toThrow('redis must be a node-redis client; got a string: pass a client, not its URL.');
     expect(make(redis)).toThrow('createRedisCoordinator(): pass the client as the redis option: createRedisCoordinator({ redis }).');
     expect(make({ redis: { evalsha() {}, duplicate() {}, on() {} } })).toThrow('got what looks like an ioredis client, which is not supported');
+  });
+
+  it('a node-redis cluster or pool is a ValidationError that says to pass a client of one Redis, as the types say, not a coordinator that falls back at its first call', () => {
+    // A cluster has every method the check looked for: it was taken, and each process then
+    // coordinated alone, warning "Redis failed (connection.unref is not a function)".
+    const cluster = createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:6379' }] });
+    expect(thrown(make({ redis: cluster }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['redis'] }] });
+    expect(make({ redis: cluster })).toThrow('createRedisCoordinator(): redis must be a node-redis client; got a cluster (createCluster()), which is not supported: pass a client of one Redis. Use createRedisCoordinator({ redis: await createClient({ url }).connect() })');
+    expect(make({ redis: createClientPool() })).toThrow('redis must be a node-redis client; got a pool (createClientPool()), which is not supported: pass a client of one Redis. Use');
   });
 
   it('a misspelt option is a ValidationError that names the one meant, and options of the wrong type say what they must be', () => {
