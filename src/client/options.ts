@@ -139,16 +139,18 @@ export interface RequestOptions {
   headers?: ClientOptions['headers'];
 }
 
+// Typed as the options are, not as literals (`Object.freeze` keeps `2`, `true`): a value a user
+// starts from a default (`useState(DEFAULTS.timeout)`) can change.
 /** The defaults of {@link ClientOptions}; no default is repeated elsewhere. */
 export const DEFAULTS = Object.freeze({
-  /** Retries per call. */
-  maxRetries: 2,
+  /** Retries per call: 2. */
+  maxRetries: 2 as number,
   /** Per-attempt timeout: 30 s. */
-  timeout: 30_000,
+  timeout: 30_000 as number,
   /** The longest single wait before a retry or for a rate-limit window: 60 s. */
-  maxRetryDelay: 60_000,
-  /** Hold requests back once the known budget is spent. */
-  throttle: true,
+  maxRetryDelay: 60_000 as number,
+  /** Hold requests back once the known budget is spent: `true`. */
+  throttle: true as boolean,
   /** The largest response body read: 10 MiB. */
   maxResponseBytes: 10 * 1024 * 1024,
   /** Log warnings (deprecations) and errors only. */

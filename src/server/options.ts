@@ -112,24 +112,25 @@ interface ResolvedServerOptions {
   onBan: ((event: BanEvent) => void) | undefined;
 }
 
+// Typed as the options are, not as literals (`5`, `false`): a value started from one can change.
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
 export const DEFAULTS = Object.freeze({
   /** The demo key, on the Free plan. */
   apiKeys: Object.freeze({ [DEMO_API_KEY]: 'free' }) as Record<string, PlanName | Quota>,
   /** No seed pets. */
-  pets: 0,
+  pets: 0 as number,
   /** No orders. */
   orders: Object.freeze([]) as readonly unknown[],
   /** The real clock, read on every request (so fake timers that move `Date.now` move it too). */
   now: () => Date.now(),
-  /** Requests sent while told to wait before a key is banned. */
-  banThreshold: 5,
+  /** Requests sent while told to wait before a key is banned: 5. */
+  banThreshold: 5 as number,
   /** How long a ban lasts: 15 minutes. */
   banDurationMs: 15 * 60_000,
   /** The spec's `X-RateLimit-*` headers. */
   rateLimitHeaders: 'x' as RateLimitHeaders,
   /** No admin API. */
-  admin: false,
+  admin: false as boolean,
   /** Fault injection, once `faults` is given: every kind, 200 ms of latency, seed 1. */
   faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<{
     /** Every kind of fault. */

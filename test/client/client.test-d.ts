@@ -20,6 +20,7 @@ import {
   TimeoutError,
   ValidationError,
   createMemoryCoordinator,
+  DEFAULTS,
   type ApiResponse,
   type CoordinatorScope,
   type DeprecationNotice,
@@ -129,6 +130,19 @@ describe('PetStoreClient types', () => {
     const { acquire: _, ...partial } = createMemoryCoordinator();
     // @ts-expect-error acquire is missing
     void new PetStoreClient({ coordinator: partial });
+  });
+
+  it('DEFAULTS are typed as their options, not as literals: a value started from a default can change', () => {
+    expectTypeOf(DEFAULTS.maxRetries).toEqualTypeOf<number>();
+    expectTypeOf(DEFAULTS.timeout).toEqualTypeOf<number>();
+    expectTypeOf(DEFAULTS.maxRetryDelay).toEqualTypeOf<number>();
+    expectTypeOf(DEFAULTS.throttle).toEqualTypeOf<boolean>();
+    // React's useState(DEFAULTS.timeout) infers its state from the default, as this does.
+    const state = <T>(initial: T) => ({ value: initial });
+    const timeout = state(DEFAULTS.timeout);
+    timeout.value = 5_000;
+    const throttle = state(DEFAULTS.throttle);
+    throttle.value = false;
   });
 
   it('headers are only read: a readonly list of pairs serves, as fetch takes it', () => {

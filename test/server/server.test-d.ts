@@ -41,6 +41,11 @@ describe('reference server types', () => {
   it('the defaults keep their types', () => {
     expectTypeOf(SERVER_DEFAULTS.faults.latencyMs).toEqualTypeOf<number>();
     expectTypeOf(SERVER_DEFAULTS.faults.seed).toEqualTypeOf<number>();
+    // Not literals (5, false): a value a test starts from a default can change.
+    expectTypeOf(SERVER_DEFAULTS.banThreshold).toEqualTypeOf<number>();
+    expectTypeOf(SERVER_DEFAULTS.banDurationMs).toEqualTypeOf<number>();
+    expectTypeOf(SERVER_DEFAULTS.pets).toEqualTypeOf<number>();
+    expectTypeOf(SERVER_DEFAULTS.admin).toEqualTypeOf<boolean>();
   });
 
   it('a misspelt option or an unknown plan does not compile', () => {
