@@ -67,6 +67,9 @@ describe('PetStoreClient types', () => {
   it('rate-limit state and errors carry their documented fields', () => {
     expectTypeOf(client.rateLimit.getSnapshot).returns.toEqualTypeOf<RateLimitState | undefined>();
     expectTypeOf(client.rateLimit.subscribe).returns.toEqualTypeOf<() => void>();
+    // React's signature (@types/react 19): the store fits it as it is, unbound.
+    const useSyncExternalStore = <S>(subscribe: (onStoreChange: () => void) => () => void, getSnapshot: () => S): S => getSnapshot();
+    expectTypeOf(useSyncExternalStore(client.rateLimit.subscribe, client.rateLimit.getSnapshot)).toEqualTypeOf<RateLimitState | undefined>();
     expectTypeOf<RateLimitState['resetAt']>().toEqualTypeOf<Date>();
     expectTypeOf<RateLimitError['retryAfterMs']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<RateLimitError>().toExtend<ApiError>();

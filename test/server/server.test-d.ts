@@ -11,6 +11,8 @@ import {
 } from '@animal-store/sdk/server';
 import { startReferenceServer, type StartReferenceServerOptions } from '@animal-store/sdk/node';
 import { createHandlers } from '@animal-store/sdk/msw';
+import { setupWorker } from 'msw/browser';
+import { setupServer } from 'msw/node';
 
 declare const count: number | undefined;
 declare const text: string | undefined;
@@ -62,6 +64,9 @@ describe('reference server types', () => {
     const baseUrl = new URL('https://petstore.test/v1');
     expectTypeOf(createHandlers).toBeCallableWith(server, { baseUrl });
     expectTypeOf(createHandlers).toBeCallableWith(server, { baseUrl: baseUrl.href });
+    // What msw 3 takes, in Node and in a browser.
+    expectTypeOf(setupServer).toBeCallableWith(...createHandlers(server, { baseUrl }));
+    expectTypeOf(setupWorker).toBeCallableWith(...createHandlers(server, { baseUrl: '/api/v1' }));
   });
 
   it('openApiDocument() is typed as the document it is, not as object', () => {
