@@ -316,7 +316,8 @@ export class RateLimitError extends ApiError<429> {
 
   /**
    * How long the service asked to wait, in milliseconds, from `Retry-After` (seconds or an
-   * HTTP-date measured against the response's `Date`), when it said so validly.
+   * HTTP-date measured against the response's `Date`), when it said so validly and named a wait
+   * (`Retry-After: 0` names none).
    */
   get retryAfterMs(): number | undefined {
     return retryAfterMs(this.headers, serverNow(this.headers, Date.now()));

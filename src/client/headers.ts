@@ -52,7 +52,8 @@ function bounded(ms: number): number | undefined {
  * IMF-fixdate, measured against the server's clock `serverNow`. Sent twice (a gateway's above
  * the API's), which fetch joins with ", ", the longest wait binds, as the fewest requests left do
  * among `X-RateLimit-*`: either one ignored let a retry go inside the other's window. Anything
- * else in any member, a negative value, or a wait past one day reads as absent.
+ * else in any member, a negative value, or a wait past one day reads as absent, and so does a wait
+ * of 0 (`0`, a date now or past): it names none, as openai-node reads it.
  */
 export function retryAfterMs(headers: Headers, serverNow: number): number | undefined {
   let longest: number | undefined;
@@ -65,7 +66,7 @@ export function retryAfterMs(headers: Headers, serverNow: number): number | unde
     if (ms === undefined) return undefined;
     longest = Math.max(longest ?? 0, ms);
   }
-  return longest;
+  return longest || undefined;
 }
 
 /** One member of a structured-field list: `"default";r=50;t=30` → `{ r: 50, t: 30 }`. */
@@ -162,8 +163,8 @@ export function observeResponse(status: number, headers: Headers, now: number, b
   let blockForMs: number | undefined;
   if (status === 429) {
     // Retry-After wins; then the budget's reset, when it is spent and still ahead; then backoff.
-    // A wait of 0 (`Retry-After: 0`, a date or reset now or past) names none: without backoff
-    // every retry went at once, into the window the 429 was about.
+    // A reset now or past names no wait (nor does a Retry-After of 0): without backoff every
+    // retry went at once, into the window the 429 was about.
     blockForMs = retryAfterMs(headers, serverTime) || (budget && budget.remaining === 0 && budget.resetInMs) || backoffMs();
   }
   return { status, budget, blockForMs, banned };

@@ -40,8 +40,7 @@ function retryDelayMs(error: unknown, options: RetryOptions, retry: number): num
   if (method !== 'GET') return undefined;
   if (error instanceof ApiError && (error.status === 408 || error.status >= 500)) {
     // The backoff is the client's own choice: drawn past maxRetryDelay, the retry was left to chance.
-    // A Retry-After of 0 names no wait, as on a 429.
-    return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) || backoffMs(retry, options.maxRetryDelay);
+    return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry, options.maxRetryDelay);
   }
   if (error instanceof ConnectionError) {
     // A permission the runtime refused stays refused.

@@ -248,6 +248,15 @@ describe('errors', () => {
     expect((await failure(client().listPets(), AuthenticationError)).message).toBe('listPets (GET /pets): The service answered HTTP 401 without an Error record: the API key is missing or invalid. Check the key.');
   });
 
+  it('a 429 whose Retry-After names no wait (0, or 0 sent twice) has no retryAfterMs, as the client itself reads it (before: 0, so code that waited it retried at once into the window)', async () => {
+    for (const retryAfter of ['0', '0, 0']) {
+      mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429, headers: { 'Retry-After': retryAfter } })));
+      const error = await failure(client({ maxRetries: 0 }).listPets(), RateLimitError);
+      expect(error.retryAfterMs).toBeUndefined();
+      expect(error.message).toMatch(/Wait before sending again/);
+    }
+  });
+
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
     const error = await failure(client({ maxRetries: 0 }).listPets(), InternalServerError);
