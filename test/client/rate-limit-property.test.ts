@@ -118,3 +118,100 @@ describe('a property over schedules against the reference server', () => {
     );
   }, 120_000);
 });
+
+/** One call of a run whose answers may be lost: when it starts, on which client, and whether its answers come after its timeout. */
+interface LostCall {
+  atMs: number;
+  client: number;
+  op: 'list' | 'create';
+  maxRetries: number;
+  lost: boolean;
+  abortAtMs?: number;
+}
+
+const lostCallArb: fc.Arbitrary<LostCall> = fc.record(
+  {
+    atMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 0, max: 150_000 })),
+    client: fc.integer({ min: 0, max: 1 }),
+    op: fc.constantFrom('list' as const, 'list' as const, 'create' as const),
+    maxRetries: fc.integer({ min: 0, max: 4 }),
+    lost: fc.boolean(),
+    abortAtMs: fc.integer({ min: 0, max: 3_000 }),
+  },
+  { requiredKeys: ['atMs', 'client', 'op', 'maxRetries', 'lost'] },
+);
+
+describe('a property over schedules whose answers may be lost', () => {
+  beforeEach(() => void vi.useFakeTimers({ now: START }));
+  afterEach(() => void vi.useRealTimers());
+
+  it('clients sharing a coordinator whose answers come after their timeout (some, or all for a while) are never banned, never send inside a Retry-After window an answer they got announced, and every call settles with data or a PetStoreError', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          calls: fc.array(lostCallArb, { minLength: 3, maxLength: 40 }),
+          perMinute: fc.integer({ min: 1, max: 8 }),
+          perDay: fc.integer({ min: 3, max: 400 }),
+          intoMinuteMs: fc.integer({ min: 0, max: 59_999 }),
+          // Until when every answer is lost (0: only the calls marked lost).
+          allLostUntilMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 600_000 })),
+          rateLimitHeaders: fc.constantFrom('x' as const, 'ietf' as const),
+        }),
+        async ({ calls, perMinute, perDay, intoMinuteMs, allLostUntilMs, rateLimitHeaders }) => {
+          vi.clearAllTimers();
+          vi.setSystemTime(START + intoMinuteMs);
+          const begun = Date.now();
+          const server = createReferenceServer({ apiKeys: { k: { perMinute, perDay } }, rateLimitHeaders });
+          const hold = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+          const timeout = 2_000;
+          /** Until when a 429 that reached a client asked every client to wait. */
+          let knownUntil = 0;
+          let insideKnown = 0;
+          const coordinator = createMemoryCoordinator();
+          const clients = [0, 1].map(
+            () =>
+              new PetStoreClient({
+                apiKey: 'k',
+                baseUrl: 'https://petstore.test/v1',
+                coordinator,
+                timeout,
+                logLevel: 'off',
+                fetch: async (request: Request, init?: RequestInit) => {
+                  const call = calls[Number(request.headers.get('x-call'))]!;
+                  const signal = init?.signal ?? request.signal;
+                  if (Date.now() < knownUntil) insideKnown++;
+                  const response = await server.fetch(request);
+                  const lost = call.lost || Date.now() - begun < allLostUntilMs;
+                  // A lost answer comes after the timeout: the client never sees it.
+                  await new Promise<void>((resolve, reject) => {
+                    const timer = setTimeout(resolve, lost ? timeout + 500 : 100);
+                    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+                  });
+                  const retryAfter = Number(response.headers.get('retry-after'));
+                  if (response.status === 429 && retryAfter > 0) knownUntil = Math.max(knownUntil, Date.now() + retryAfter * 1_000);
+                  return response;
+                },
+              }),
+          );
+          const settled = Promise.allSettled(
+            calls.map(async (call, n) => {
+              await hold(call.atMs);
+              // The caller's own abort (fake timers do not drive AbortSignal.timeout).
+              const controller = new AbortController();
+              if (call.abortAtMs !== undefined) setTimeout(() => controller.abort(), call.abortAtMs);
+              const options = { maxRetries: call.maxRetries, headers: { 'x-call': String(n) }, signal: controller.signal };
+              const client = clients[call.client]!;
+              return call.op === 'list' ? client.listPets({ limit: 1 }, options) : client.createPet({ name: 'Rex', categoryId: 1 }, options);
+            }),
+          );
+          const outcome = await settle(settled, { stepMs: 200, maxSteps: 6_000 });
+          if (outcome.status !== 'fulfilled') throw new Error('allSettled rejected');
+          for (const result of outcome.value) if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(PetStoreError);
+          expect(server.inspect().keys.k?.bans ?? 0).toBe(0);
+          expect(insideKnown).toBe(0);
+        },
+      ),
+      { numRuns: 100, seed: SEED },
+    );
+  }, 120_000);
+});
