@@ -186,7 +186,8 @@ const FORMAT = '1';
  * every format, until its TTL ends) and the format ({@link FORMAT}) present. A grant publishes
  * `slots,<epoch>,<seq>,<in flight>,<processes>`, so that a process which falls back counts the
  * slots taken after its own last decision.
- * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision) }:
+ * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision),
+ * and for a grant whether it probes an unknown budget (1) }:
  * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
  */
 const ACQUIRE = `${NOW}
@@ -237,7 +238,7 @@ ${SET_TTL('KEYS[2]')}
 slots = 1
 ${SLOTS_UNTIL('KEYS[1]', 'KEYS[2]')}
 redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. seq .. ',' .. (inFlight + 1) .. ',' .. processes)
-return {0, 0, 0, state, processes, inFlight + 1}`;
+return {0, 0, 0, state, processes, inFlight + 1, (ARGV[1] == '1' and announced ~= 2 and (announced == 0 or resetAt <= now)) and 1 or 0}`;
 
 /**
  * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
@@ -249,6 +250,8 @@ return {0, 0, 0, state, processes, inFlight + 1}`;
  * Redis lost the state, and no script has started another yet), after the state when it took one
  * from the remaining: the fallback of every process learns it at once, as from an answer (else a
  * process falling back before its next decision sent on a remaining that did not hold the request).
+ * ARGV[4] (1: the slot was a probe of an unknown budget): lost, it holds the next probe back, for
+ * longer after each lost in a row (`lostProbes`, `probeAt`; see probeBackoffMs); any answer ends it.
  */
 const RELEASE = `${NOW}
 local slots = redis.call('EXISTS', KEYS[1])
@@ -268,8 +271,11 @@ if ARGV[3] == '1' and epoch then
     local limit, blockedUntil, bannedUntil = tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
     redis.call('PUBLISH', ARGV[2], ${STATE})
   elseif announced ~= 2 and resetAt <= now then
-    local lost = redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
-    redis.call('HSET', KEYS[2], 'probeAt', now + math.min(${PROBE_BACKOFF.maxMs}, ${PROBE_BACKOFF.firstMs} * 2 ^ (lost - 1)))
+    redis.call('HINCRBY', KEYS[2], 'unansweredUnannounced', 1)
+    if ARGV[4] == '1' then
+      local lost = redis.call('HINCRBY', KEYS[2], 'lostProbes', 1)
+      redis.call('HSET', KEYS[2], 'probeAt', now + math.min(${PROBE_BACKOFF.maxMs}, ${PROBE_BACKOFF.firstMs} * 2 ^ (lost - 1)))
+    end
   end
 end
 redis.call('PUBLISH', ARGV[2], 'released,' .. (epoch or 0) .. ',' .. seq .. ',' .. redis.call('ZCARD', KEYS[1]))
@@ -299,6 +305,8 @@ local epoch = s[6]
 local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
 local slots = redis.call('EXISTS', KEYS[2])
+-- An answer came: answers are not lost, and the next probe needs no wait (see probeBackoffMs).
+redis.call('HSET', KEYS[1], 'lostProbes', 0, 'probeAt', 0)
 ${SLOTS_LOST('KEYS[1]')}
 if epoch == ARGV[11] then
   -- The copy's slots were in flight when it was taken, and released since: those still held are
@@ -334,7 +342,6 @@ elseif ARGV[1] == '1' then
   if later then
     limit = tonumber(ARGV[2]) remaining = tonumber(ARGV[3]) resetAt = reset
     unanswered = math.min(unannounced, remaining) unannounced = 0
-    redis.call('HSET', KEYS[1], 'probeAt', 0)
   elseif reset >= resetAt - ${SAME_WINDOW_MS} or reset > now then
     -- One window (answers arrive out of order), or one that ends sooner and still runs (the
     -- server's clock moved): the lowest remaining binds, until the sooner reset.
@@ -698,7 +705,7 @@ class Shared implements RateLimitCoordinator {
     const { take, hold, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
-      const [kind, waitMs, banned, shared, processes, inFlight] = reply as [number, number, number, string, number, number];
+      const [kind, waitMs, banned, shared, processes, inFlight, probe] = reply as [number, number, number, string, number, number, number?];
       if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
       // Decided on a state that is not the one this process knows (Redis lost that, or this one
       // since, or went back to an older copy of it), or this process fell back meanwhile (a
@@ -711,7 +718,7 @@ class Shared implements RateLimitCoordinator {
       this.#answered();
       this.#count(processes, inFlight);
       if (kind === 0) {
-        hold();
+        hold({ probe: probe === 1 });
         return { throttle, decision: { kind: 'granted', release } };
       }
       const wait = Math.max(0, waitMs ?? 0);
@@ -744,10 +751,15 @@ class Shared implements RateLimitCoordinator {
         [state, slots, processes, formats],
         [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel, FORMAT],
       );
-    const hold = () => void this.#held.set(slot, performance.now() + leaseMs);
+    // Whether Redis granted it as a probe of an unknown budget: lost, it holds the next probe back.
+    let probe = false;
+    const hold = (granted: { probe?: boolean } = {}) => {
+      this.#held.set(slot, performance.now() + leaseMs);
+      probe = granted.probe === true;
+    };
     const release = (unanswered = false) => {
       this.#held.delete(slot);
-      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0']).catch(() => {});
+      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0', probe ? '1' : '0']).catch(() => {});
       this.wake();
     };
     return { take, hold, release };

@@ -31,8 +31,8 @@ export function announcesNoBudget({ status, budget }: RateLimitObservation): boo
 }
 
 /**
- * The wait before the next probe of an unknown budget after `lost` probes in a row were released
- * unanswered (timed out, dropped): their answers never came, so the budget stays unknown, and
+ * The wait before the next probe of an unknown budget after `lost` probes in a row (no answer of
+ * any kind between them) were released unanswered (timed out, dropped): their answers never came, so the budget stays unknown, and
  * probing again at once sent a request per timeout and retry, each counted by the service, into
  * 429s that never arrived and a ban. Doubling from half a second up to the shortest window (a
  * minute), it keeps to about one request a minute however long answers stay lost. @internal
@@ -97,7 +97,9 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   /** When the announced window resets (ms, on {@link now}); 0 while none is known. */
   #resetAt = 0;
   #blockedUntil = 0;
-  /** When the next probe of an unknown budget may go (ms, on {@link now}), after probes lost in a row ({@link probeBackoffMs}). */
+  /** Probes of an unknown budget released unanswered since the last answer ({@link probeBackoffMs}). */
+  #lostProbes = 0;
+  /** When the next probe of an unknown budget may go (ms, on {@link now}), after probes lost in a row. */
   #probeAt = 0;
   /**
    * When the ban a 429 announced ends (ms, on {@link now}), kept apart from `#blockedUntil`: a
@@ -202,6 +204,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
       }
     }
+    // A probe: sent while the budget is unknown (and the throttle waits for it).
+    const probe = throttle && this.#announced !== Announced.No && (this.#announced === Announced.Unknown || this.#resetAt <= now);
     this.#inFlight++;
     let released = false;
     return {
@@ -218,7 +222,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
           this.#publish(now);
         } else if (unanswered && this.#announced !== Announced.No && this.#resetAt <= now) {
           this.#unansweredUnannounced++;
-          this.#probeAt = now + probeBackoffMs(this.#unansweredUnannounced);
+          if (probe) this.#probeAt = now + probeBackoffMs(++this.#lostProbes);
         }
         this.#changes.fire();
       },
@@ -228,6 +232,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
   observe(observation: RateLimitObservation): void {
     const { budget, blockForMs, banned } = observation;
     const now = this.now();
+    // An answer came: answers are not lost, and the next probe needs no wait.
+    [this.#lostProbes, this.#probeAt] = [0, 0];
     if (budget) {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;
@@ -240,7 +246,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
         this.#resetAt <= now ? resetAt > Math.min(now, this.#resetAt + SAME_WINDOW_MS) : resetAt > this.#resetAt + SAME_WINDOW_MS && budget.remaining <= this.#remaining;
       if (this.#resetAt === 0 || later) {
         [this.#limit, this.#remaining, this.#resetAt] = [budget.limit, budget.remaining, resetAt];
-        [this.#unanswered, this.#unansweredUnannounced, this.#probeAt] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0, 0];
+        [this.#unanswered, this.#unansweredUnannounced] = [Math.min(this.#unansweredUnannounced, budget.remaining), 0];
       } else if (resetAt >= this.#resetAt - SAME_WINDOW_MS || resetAt > now) {
         // Responses can arrive out of order: within one window, the lowest remaining is the truth.
         // A window that ends sooner but is still running is no late answer of an ended one: the

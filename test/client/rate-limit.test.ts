@@ -50,6 +50,30 @@ describe('coordinated rate limiting', () => {
     expect(stats.insideRetryAfter).toBeLessThanOrEqual(1);
   });
 
+  it('only probes lost in a row hold the next probe back: requests of a known window that time out after its reset do not, and any answer ends the wait (before: 8 timeouts across a minute boundary pushed the next probe a minute away)', () => {
+    const coordinator = createMemoryCoordinator();
+    const request = { throttle: true, leaseMs: 5_000 };
+    const grant = () => {
+      const decision = coordinator.acquire(request);
+      if (!('kind' in decision) || decision.kind !== 'granted') throw new Error(`not granted: ${JSON.stringify(decision)}`);
+      return decision;
+    };
+    coordinator.observe({ status: 200, budget: { limit: 60, remaining: 50, resetInMs: 100 }, blockForMs: undefined, banned: false });
+    const sent = Array.from({ length: 8 }, grant);
+    vi.advanceTimersByTime(200); // the window resets while they are in flight
+    for (const slot of sent) slot.release(true);
+    // The next request is a probe, and goes at once.
+    const probe = grant();
+    probe.release(true);
+    expect(coordinator.acquire(request)).toEqual({ kind: 'busy', waitMs: 500 });
+    vi.advanceTimersByTime(500);
+    grant().release(true);
+    expect(coordinator.acquire(request)).toEqual({ kind: 'busy', waitMs: 1_000 });
+    // An answer of any kind (a bare 503 here) says answers come: the next probe goes at once.
+    coordinator.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    expect(grant()).toMatchObject({ kind: 'granted' });
+  });
+
   it('storm: 200 concurrent calls on a Free-plan key all settle, none is sent inside a Retry-After window, and the key is not banned', async () => {
     const free = client({ apiKey: 'key-free' });
     const calls = Array.from({ length: 200 }, () => free.listPets({ limit: 1 }));

@@ -437,12 +437,40 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       waits.push(next.waitMs);
       await new Promise((resolve) => setTimeout(resolve, next.waitMs + 20));
     }
-    // Half a second, then one, then two, less the time Redis took to answer.
-    expect(waits.map((ms) => Math.round(ms / 100) * 100)).toEqual([500, 1_000, 2_000]);
+    // Half a second, then one, then two, each less the time Redis took to answer (bounds, not
+    // timings: a loaded machine only makes them shorter).
+    const [first, second, third] = waits as [number, number, number];
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(500);
+    expect(second).toBeGreaterThan(first);
+    expect(second).toBeLessThanOrEqual(1_000);
+    expect(third).toBeGreaterThan(1_000);
+    expect(third).toBeLessThanOrEqual(2_000);
     // An answer with a budget ends it: the next probe goes at once.
     await other.observe(answered(10, 30_000));
     expect((await other.acquire({ throttle: true, leaseMs: 5_000 })).kind).toBe('granted');
   }, 20_000);
+
+  it('requests of a known window that time out after its reset hold no probe back, and an answer of any kind ends a probe\'s wait, in every process', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: one } = await coordinatorOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await one.observe(answered(50, 100));
+    const sent = [];
+    for (let i = 0; i < 4; i++) sent.push(await one.acquire({ throttle: true, leaseMs: 5_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 150)); // the window resets while they are in flight
+    for (const slot of sent) (slot as { release: (unanswered?: boolean) => void }).release(true);
+    await connection.ping(); // ran after the releases
+    const probe = await other.acquire({ throttle: true, leaseMs: 5_000 });
+    expect(probe.kind).toBe('granted');
+    (probe as { release: (unanswered?: boolean) => void }).release(true);
+    await connection.ping();
+    let next = await one.acquire({ throttle: true, leaseMs: 5_000 });
+    for (let i = 0; i < 10 && next.kind === 'busy' && next.waitMs === 0; i++) next = await one.acquire({ throttle: true, leaseMs: 5_000 });
+    expect(next.kind).toBe('busy');
+    await other.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    expect((await one.acquire({ throttle: true, leaseMs: 5_000 })).kind).toBe('granted');
+  });
 
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
