@@ -165,7 +165,9 @@ export function openApiDocument(): OpenApiDocument {
           operationId: 'listOrders',
           summary: 'List store orders (their shape is not specified)',
           responses: {
-            200: ok('The orders.', { type: 'array', items: {} }),
+            // Any JSON, as the client reads it: the spec shows nothing of the payload, not even an
+            // array (the reference server answers its `orders` option, which is one).
+            200: ok('The orders listing; the spec shows nothing of its payload.', {}),
             401: errorResponse('The API key is missing or invalid.'),
             429: tooMany,
           },
