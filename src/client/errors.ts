@@ -9,7 +9,7 @@
  * @module
  */
 import { ErrorRecordSchema, formatIssues, type ValidationIssue } from '../schemas/index.js';
-import { retryAfterMs, serverNow } from './headers.js';
+import { retryAfterNow } from './headers.js';
 
 /** Which call failed: the client method and the request it sent (never its headers or key). */
 export interface CallInfo {
@@ -249,7 +249,7 @@ export class ApiError<S extends number = number> extends PetStoreError {
     // A 404 the API did not write (no Error record) is most often a baseUrl that points elsewhere.
     const elsewhere = init.status === 404 && init.call ? ` Nothing answers ${init.call.url.replace(/\?.*$/, '')}: check that baseUrl points at the Animal Store API.` : '';
     // A bare 429 (the spec does not say one carries an Error record) or a gateway's 401 still says what to do.
-    const wait = init.status === 429 ? retryAfterMs(init.headers, serverNow(init.headers, Date.now())) : undefined;
+    const wait = init.status === 429 ? retryAfterNow(init.headers) : undefined;
     const hint =
       init.status === 429
         ? `: the rate limit is exceeded. ${!wait ? 'Wait before sending again' : `Retry after ${Math.ceil(wait / 1000)} s`}; sending sooner may get the key banned`
@@ -320,7 +320,7 @@ export class RateLimitError extends ApiError<429> {
    * (`Retry-After: 0` names none).
    */
   get retryAfterMs(): number | undefined {
-    return retryAfterMs(this.headers, serverNow(this.headers, Date.now()));
+    return retryAfterNow(this.headers);
   }
 }
 

@@ -145,6 +145,11 @@ function members(value: string | null): string[] {
   return value.includes(',') ? value.split(',').filter((member) => member.trim()) : value.trim() ? [value] : [];
 }
 
+/** {@link retryAfterMs} of an answer as of now, measured against its `Date`: what an error or a retry reads. */
+export function retryAfterNow(headers: Headers): number | undefined {
+  return retryAfterMs(headers, serverNow(headers, Date.now()));
+}
+
 /** The server's clock when it answered (`Date`), else this machine's. */
 export function serverNow(headers: Headers, now: number): number {
   return parseHttpDate(headers.get('Date')) ?? now;

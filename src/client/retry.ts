@@ -14,7 +14,7 @@
  */
 import pRetry from 'p-retry';
 import { ApiError, ConnectionError, RateLimitError } from './errors.js';
-import { retryAfterMs, serverNow } from './headers.js';
+import { retryAfterNow } from './headers.js';
 import { isPermissionDenied, sleep } from '../runtime.js';
 
 /** Backoff base and cap, in milliseconds. */
@@ -40,7 +40,7 @@ function retryDelayMs(error: unknown, options: RetryOptions, retry: number): num
   if (method !== 'GET') return undefined;
   if (error instanceof ApiError && (error.status === 408 || error.status >= 500)) {
     // The backoff is the client's own choice: drawn past maxRetryDelay, the retry was left to chance.
-    return retryAfterMs(error.headers, serverNow(error.headers, Date.now())) ?? backoffMs(retry, options.maxRetryDelay);
+    return retryAfterNow(error.headers) ?? backoffMs(retry, options.maxRetryDelay);
   }
   if (error instanceof ConnectionError) {
     // A permission the runtime refused stays refused.
