@@ -217,9 +217,12 @@ local state = ${STATE}
 if lost then redis.call('PUBLISH', ARGV[7], state) end
 local inFlight = redis.call('ZCARD', KEYS[2])
 if blockedUntil > now then return {1, blockedUntil - now, bannedUntil > now and 1 or 0, state, processes, inFlight} end
-if ARGV[1] == '1' and announced ~= 2 then
+local gated = ARGV[1] == '1' and announced ~= 2
+-- A probe of an unknown budget (none yet, or its window has reset), which the throttle waits for.
+local probe = gated and (announced == 0 or resetAt <= now)
+if gated then
   local busy = false
-  if announced == 0 or resetAt <= now then
+  if probe then
     busy = inFlight > 0
     -- Probes lost in a row: the next waits (see probeBackoffMs).
     local probeAt = tonumber(s[9]) or 0
@@ -238,7 +241,7 @@ ${SET_TTL('KEYS[2]')}
 slots = 1
 ${SLOTS_UNTIL('KEYS[1]', 'KEYS[2]')}
 redis.call('PUBLISH', ARGV[7], 'slots,' .. epoch .. ',' .. seq .. ',' .. (inFlight + 1) .. ',' .. processes)
-return {0, 0, 0, state, processes, inFlight + 1, (ARGV[1] == '1' and announced ~= 2 and (announced == 0 or resetAt <= now)) and 1 or 0}`;
+return {0, 0, 0, state, processes, inFlight + 1, probe and 1 or 0}`;
 
 /**
  * KEYS: slots, state. ARGV: slot id, channel, unanswered (1: the request may have reached the
@@ -295,7 +298,7 @@ return 1`;
 const OBSERVE = `${NOW}
 local sentAt = tonumber(ARGV[9])
 local timely = tonumber(ARGV[10]) == 0 or now <= tonumber(ARGV[10])
-local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered', 'unansweredUnannounced')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered', 'unansweredUnannounced', 'probeAt')
 local limit = tonumber(s[1]) or 0
 local remaining = tonumber(s[2]) or 0
 local resetAt = tonumber(s[3]) or 0
@@ -306,7 +309,8 @@ local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
 local slots = redis.call('EXISTS', KEYS[2])
 -- An answer came: answers are not lost, and the next probe needs no wait (see probeBackoffMs).
-redis.call('HSET', KEYS[1], 'lostProbes', 0, 'probeAt', 0)
+-- Written only when a wait was set (with the count of lost probes), not on every answer.
+if (tonumber(s[9]) or 0) ~= 0 then redis.call('HSET', KEYS[1], 'lostProbes', 0, 'probeAt', 0) end
 ${SLOTS_LOST('KEYS[1]')}
 if epoch == ARGV[11] then
   -- The copy's slots were in flight when it was taken, and released since: those still held are
@@ -718,7 +722,7 @@ class Shared implements RateLimitCoordinator {
       this.#answered();
       this.#count(processes, inFlight);
       if (kind === 0) {
-        hold({ probe: probe === 1 });
+        hold(probe === 1);
         return { throttle, decision: { kind: 'granted', release } };
       }
       const wait = Math.max(0, waitMs ?? 0);
@@ -753,9 +757,9 @@ class Shared implements RateLimitCoordinator {
       );
     // Whether Redis granted it as a probe of an unknown budget: lost, it holds the next probe back.
     let probe = false;
-    const hold = (granted: { probe?: boolean } = {}) => {
+    const hold = (asProbe = false) => {
       this.#held.set(slot, performance.now() + leaseMs);
-      probe = granted.probe === true;
+      probe = asProbe;
     };
     const release = (unanswered = false) => {
       this.#held.delete(slot);

@@ -194,18 +194,16 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     const now = this.now();
     const blocked = this.blocked(now);
     if (blocked) return blocked;
-    if (throttle && this.#announced !== Announced.No) {
-      if (this.#announced === Announced.Unknown || this.#resetAt <= now) {
-        // Unknown budget (none yet, or its window has reset): one request probes it, the rest
-        // wait for its answer. Sending them all would turn into a burst of 429s and a ban.
-        if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
-        if (this.#probeAt > now) return { kind: 'busy', waitMs: this.#probeAt - now };
-      } else if (this.#remaining - this.#unanswered - this.#inFlight <= reserve) {
-        return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
-      }
+    const gated = throttle && this.#announced !== Announced.No;
+    // Unknown budget (none yet, or its window has reset): one request probes it, the rest wait
+    // for its answer. Sending them all would turn into a burst of 429s and a ban.
+    const probe = gated && (this.#announced === Announced.Unknown || this.#resetAt <= now);
+    if (probe) {
+      if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
+      if (this.#probeAt > now) return { kind: 'busy', waitMs: this.#probeAt - now };
+    } else if (gated && this.#remaining - this.#unanswered - this.#inFlight <= reserve) {
+      return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
     }
-    // A probe: sent while the budget is unknown (and the throttle waits for it).
-    const probe = throttle && this.#announced !== Announced.No && (this.#announced === Announced.Unknown || this.#resetAt <= now);
     this.#inFlight++;
     let released = false;
     return {
@@ -233,7 +231,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     const { budget, blockForMs, banned } = observation;
     const now = this.now();
     // An answer came: answers are not lost, and the next probe needs no wait.
-    [this.#lostProbes, this.#probeAt] = [0, 0];
+    this.#lostProbes = this.#probeAt = 0;
     if (budget) {
       this.#announced = Announced.Yes;
       const resetAt = now + budget.resetInMs;

@@ -11,7 +11,7 @@ import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
 import { redactor } from '../redact.js';
 import { unknownOption } from '../suggest.js';
-import { env, envGranted, hasMethods, hostProcess, isolated, pageUrl, runtimeName, SDK_ID } from '../runtime.js';
+import { env, envGranted, hasMethods, hostProcess, isolated, MAX_TIMER_MS, pageUrl, runtimeName, SDK_ID } from '../runtime.js';
 
 /** A `fetch` implementation: the global one, or a test's (`server.fetch` of the reference server). */
 export type Fetch = (input: Request, init?: RequestInit) => Promise<Response>;
@@ -186,7 +186,7 @@ export interface ResolvedOptions {
 
 // Its own words: the shared ones read every number of the API as an int64 ("must be an integer").
 const number = () => z.number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a number' : undefined) });
-const Milliseconds = number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
+const Milliseconds = number().check(z.minimum(0), z.maximum(MAX_TIMER_MS));
 
 const isFunction = (value: unknown) => typeof value === 'function';
 const COORDINATOR_METHODS = ['acquire', 'observe', 'changed', 'getSnapshot', 'subscribe'];
@@ -211,7 +211,7 @@ const KINDS: Record<string, [(value: unknown) => boolean, string]> = {
 /** The numeric options' ranges, and the log level. */
 const TuningSchema = z.object({
   maxRetries: z.optional(z.int().check(z.minimum(0), z.maximum(100))),
-  timeout: z.optional(number().check(z.positive(), z.maximum(2 ** 31 - 1))),
+  timeout: z.optional(number().check(z.positive(), z.maximum(MAX_TIMER_MS))),
   maxRetryDelay: z.optional(Milliseconds),
   maxResponseBytes: z.optional(z.int().check(z.positive())),
   logLevel: z.optional(z.enum(LOG_LEVELS)),
