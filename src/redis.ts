@@ -58,7 +58,7 @@ export interface RedisSubscriber {
 
 /** Options of {@link createRedisCoordinator}. */
 export interface RedisCoordinatorOptions {
-  /** A connected node-redis client of one Redis: `await createClient({ url }).connect()` (not a cluster or a pool). */
+  /** A connected node-redis client of one Redis: `await createClient({ url }).connect()` (not a cluster, a pool or a sentinel client). */
   redis: RedisClient;
   /**
    * The prefix of every Redis key the coordinator writes. Keys then hold a SHA-256 of the base
@@ -425,9 +425,13 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
   const given = options as Record<string, unknown>;
   checkKnownOptions(given, OPTIONS, 'createRedisCoordinator()', configError);
   const { redis, prefix, commandTimeoutMs, onWarning } = given;
-  // A cluster has a client's methods, but the coordinator's keys lie in different slots, and its
-  // duplicate() cannot subscribe as a client's does.
-  const several = hasMethods(redis, ['getMasters']) ? 'a cluster (createCluster())' : hasMethods(redis, ['execute']) ? 'a pool (createClientPool())' : undefined;
+  // A cluster, a pool and a sentinel client have a client's methods, but the coordinator's keys
+  // lie in different slots of a cluster, and none's duplicate() is a connection that can unref.
+  const several =
+    hasMethods(redis, ['getMasters']) ? 'a cluster (createCluster())'
+    : hasMethods(redis, ['getSentinelNode']) ? 'a sentinel client (createSentinel())'
+    : hasMethods(redis, ['execute']) ? 'a pool (createClientPool())'
+    : undefined;
   if (several || !hasMethods(redis, CLIENT_METHODS)) {
     const got =
       redis === undefined ? 'it is missing'

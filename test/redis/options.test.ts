@@ -1,6 +1,6 @@
 // createRedisCoordinator's slips from JavaScript, and a node-redis client the app never connected:
 // none of these needs a Redis server.
-import { createClient, createClientPool, createCluster } from 'redis';
+import { createClient, createClientPool, createCluster, createSentinel } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { PetStoreClient, ValidationError } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
@@ -36,6 +36,12 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(thrown(make({ redis: cluster }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['redis'] }] });
     expect(make({ redis: cluster })).toThrow('createRedisCoordinator(): redis must be a node-redis client; got a cluster (createCluster()), which is not supported: pass a client of one Redis. Use createRedisCoordinator({ redis: await createClient({ url }).connect() })');
     expect(make({ redis: createClientPool() })).toThrow('redis must be a node-redis client; got a pool (createClientPool()), which is not supported: pass a client of one Redis. Use');
+  });
+
+  it('a node-redis sentinel client (createSentinel()) is a ValidationError that names it a sentinel client, not a pool, and says to pass a client of one Redis', () => {
+    const sentinel = createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] });
+    expect(thrown(make({ redis: sentinel }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['redis'] }] });
+    expect(make({ redis: sentinel })).toThrow('redis must be a node-redis client; got a sentinel client (createSentinel()), which is not supported: pass a client of one Redis. Use');
   });
 
   it('a misspelt option is a ValidationError that names the one meant, and options of the wrong type say what they must be', () => {
