@@ -490,6 +490,9 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
         for (const shared of bound.values()) shared.wake();
       });
       await connection.connect();
+      // close() (or the app's client ending) dropped it while it connected, and node-redis'
+      // destroy() does not stop a connection on its way: it is closed here, or it stays open.
+      if (connection !== subscriber) connection.destroy();
       connection.unref();
     }
     await connection.subscribe(channel, listener);

@@ -1344,6 +1344,47 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('coordinator.close() racing the first decision\'s pub/sub (before it connects, once it has connected, while it subscribes) leaves no connection of its own open on Redis', async () => {
+    for (const at of ['connecting', 'connected', 'subscribing'] as const) {
+      const name = `race-${at}-${fresh()}`;
+      const connection = createClient({ url: redis.url, name });
+      connection.on('error', () => {});
+      await connection.connect();
+      connections.push(connection);
+      let coordinator: ReturnType<typeof createRedisCoordinator> | undefined;
+      const closing: Promise<void>[] = [];
+      const duplicate = connection.duplicate.bind(connection);
+      (connection as { duplicate: unknown }).duplicate = () => {
+        const subscriber = duplicate();
+        connections.push(subscriber);
+        const connect = subscriber.connect.bind(subscriber);
+        const subscribe = subscriber.subscribe.bind(subscriber);
+        (subscriber as { connect: unknown }).connect = async () => {
+          const connected = connect();
+          if (at === 'connecting') closing.push(coordinator!.close());
+          await connected;
+          if (at === 'connected') closing.push(coordinator!.close());
+          return subscriber;
+        };
+        (subscriber as { subscribe: unknown }).subscribe = (channel: string, listener: (message: string) => void) => {
+          const subscribed = subscribe(channel, listener);
+          if (at === 'subscribing') closing.push(coordinator!.close());
+          return subscribed;
+        };
+        return subscriber;
+      };
+      const warnings: string[] = [];
+      coordinator = createRedisCoordinator({ redis: connection, prefix: fresh(), onWarning: (m) => void warnings.push(m) });
+      expect(await coordinator.bind(SCOPE).acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+      await Promise.all(closing);
+      expect(closing).toHaveLength(1);
+      const named = async () => ((await connection.sendCommand(['CLIENT', 'LIST'])) as string).split('\n').filter((line) => line.includes(` name=${name} `)).length;
+      // Only the app's own connection is left.
+      expect(await until(async () => (await named()) === 1), at).toBe(true);
+      expect(warnings, at).toEqual([]);
+    }
+  });
+
   it('the app closes its node-redis client while a decision is on its way to Redis (a shutdown): the decision falls back without a warning, as any decision after the close (before: "Redis failed (The client is closed)")', async () => {
     const prefix = fresh();
     const { connection, coordinator, warnings } = await warmProcessOf(prefix);
