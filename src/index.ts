@@ -1,8 +1,9 @@
 /**
  * The Animal Store SDK: {@link PetStoreClient}, its errors, and the API's types.
  *
- * The reference server (`@animal-store/sdk/server`), its msw handlers (`@animal-store/sdk/msw`) and the
- * node:http adapter (`@animal-store/sdk/node`) are separate entry points.
+ * The reference server (`@animal-store/sdk/server`), its msw handlers (`@animal-store/sdk/msw`), the
+ * node:http adapter (`@animal-store/sdk/node`) and the Redis coordinator for many processes with one
+ * key (`@animal-store/sdk/redis`) are separate entry points.
  *
  * @module @animal-store/sdk
  */
