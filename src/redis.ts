@@ -188,7 +188,7 @@ const FORMAT = '1';
  * slots taken after its own last decision.
  * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision),
  * and for a grant whether it probes an unknown budget (1) }:
- * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late.
+ * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late, 5 lost (a lost probe's backoff).
  */
 const ACQUIRE = `${NOW}
 ${LATE('ARGV[4]', "{4, 0, 0, '', 0, 0}")}
@@ -226,7 +226,7 @@ if gated then
     busy = inFlight > 0
     -- Probes lost in a row: the next waits (see probeBackoffMs).
     local probeAt = tonumber(s[9]) or 0
-    if not busy and probeAt > now then return {3, probeAt - now, 0, state, processes, 0} end
+    if not busy and probeAt > now then return {5, probeAt - now, 0, state, processes, 0} end
   elseif remaining - unanswered - inFlight <= 0 then
     if inFlight == 0 then return {2, resetAt - now, 0, state, processes, 0} end
     busy = true
@@ -735,9 +735,10 @@ class Shared implements RateLimitCoordinator {
       const wait = Math.max(0, waitMs ?? 0);
       if (kind === 1) return { throttle, decision: { kind: 'blocked', waitMs: wait, banned: banned === 1 } };
       if (kind === 2) return { throttle, decision: { kind: 'spent', waitMs: wait } };
-      // A slot released or a response observed while the script ran: its "busy" may be out of
-      // date, and that change's wake-up has already passed, so ask again at once.
-      return { throttle, decision: { kind: 'busy', waitMs: this.#generation === since ? wait : 0 } };
+      // A slot released or a response observed while the script ran: its "busy" (or "lost") may
+      // be out of date, and that change's wake-up has already passed, so ask again at once.
+      if (this.#generation !== since) return { throttle, decision: { kind: 'busy', waitMs: 0 } };
+      return { throttle, decision: { kind: kind === 5 ? 'lost' : 'busy', waitMs: wait } };
     } catch (error) {
       // Given up on, the script may still run before its deadline: the slot it would take is
       // given back by the next command on the same connection.

@@ -108,11 +108,14 @@ const TOO_LARGE = Symbol('too large');
 
 const NOTHING_SENT = ' Nothing was sent.';
 
+/** Why a call waits (or is refused) after probes of an unknown budget were lost: see AcquireDecision's `lost`. */
+const LOST = 'the last requests probing the unknown rate-limit budget went unanswered';
+
 /** Decodes whole bodies only (never `stream: true`), so one decoder, which keeps no state between them, serves every call. */
 const UTF8 = new TextDecoder();
 
 /** The kinds of decision that hold a call back (see AcquireDecision). */
-const WAITS = ['blocked', 'spent', 'busy'];
+const WAITS = ['blocked', 'spent', 'busy', 'lost'];
 
 /** Checks a call's argument before anything is sent; `ValidationError` names the field. */
 function argument<S extends z.ZodMiniType>(schema: S, input: unknown, what: string, operation: string): z.infer<S> {
@@ -227,9 +230,10 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
       call,
     });
   }
-  const { waitMs } = decision;
-  const code = decision.kind === 'blocked' ? (decision.banned ? 'api_key_banned' : 'rate_limited') : 'budget_spent';
-  const noWaits = waits <= 0;
+  const { waitMs, kind } = decision;
+  const code = kind === 'blocked' ? (decision.banned ? 'api_key_banned' : 'rate_limited') : 'budget_spent';
+  // A lost probe's backoff takes no wait of the call's (it is no window): only its length refuses it.
+  const noWaits = kind !== 'lost' && waits <= 0;
   // An endless wait, or one past the dates a Date holds (a coordinator of the user's own can
   // answer either), has no date to show: toISOString would throw a RangeError.
   const until = new Date(Date.now() + waitMs);
@@ -237,9 +241,10 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   const why = noWaits
     ? 'the call already waited for as many rate-limit windows as maxRetries allows'
     : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${limit})`;
-  const what = code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
+  const what = kind === 'lost' ? `${LOST} (timed out or dropped), so the next probe waits` : code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
+  const advice = kind === 'lost' ? 'or check that the service answers within the timeout' : `raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}${code === 'api_key_banned' ? '' : ', or use a plan with a higher limit'}`;
   return new ThrottledError({
-    message: `${where}${what}${endless ? '' : ` until ${until.toISOString()}`}, and ${why}. Retry later, raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}${code === 'api_key_banned' ? '' : ', or use a plan with a higher limit'}.`,
+    message: `${where}${what}${endless ? '' : ` until ${until.toISOString()}`}, and ${why}. Retry later, ${advice}.`,
     code,
     retryAfterMs: waitMs,
     call,
@@ -559,6 +564,8 @@ export class PetStoreClient {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     let busySince: number | undefined;
+    /** When the lost probe's backoff last told of ends (performance.now()). */
+    let lostUntil = 0;
     for (;;) {
       let decision: AcquireDecision | PromiseLike<AcquireDecision>;
       try {
@@ -604,10 +611,23 @@ export class PetStoreClient {
           });
           continue;
         }
-      } else if (waitMs <= maxRetryDelay && state.waits > 0) {
+      } else if (kind === 'lost' ? waitMs <= maxRetryDelay : waitMs <= maxRetryDelay && state.waits > 0) {
+        // A lost probe's backoff is no window: it takes none of the call's waits, and any answer
+        // (from another call or process) ends it. Told once, not again on each such wake-up.
+        const now = performance.now();
+        if (kind !== 'lost' || now >= lostUntil) {
+          const why = kind === 'lost' ? `${LOST}: the next probe is held back` : kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset';
+          log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${why}).`);
+          this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
+        }
+        if (kind === 'lost') {
+          lostUntil = now + waitMs;
+          await sleep(waitMs, signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
+            throw coordinatorFailed(call, error);
+          });
+          continue;
+        }
         state.waits--;
-        log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset'}).`);
-        this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
         await sleep(waitMs, signal);
         // Requests in flight found after the window are a new wait, with its own limit.
         busySince = undefined;

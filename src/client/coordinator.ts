@@ -88,6 +88,9 @@ export interface AcquireRequest {
  * - `spent`: the announced budget is used up until its window resets in `waitMs`.
  * - `busy`: requests in flight may use up the budget (or are probing an unknown one); ask again
  *   when the state changes, or after `waitMs` at the latest.
+ * - `lost`: the last requests probing the unknown budget went unanswered (timed out, dropped), so
+ *   the next probe is held back for `waitMs`, or until the state changes (any answer ends it). The
+ *   SDK's coordinators hold it back 0.5 s after the first lost, doubling up to 60 s.
  */
 export type AcquireDecision =
   | {
@@ -109,7 +112,7 @@ export type AcquireDecision =
        */
       readonly banned: boolean;
     }
-  | { readonly kind: 'spent' | 'busy'; readonly waitMs: number };
+  | { readonly kind: 'spent' | 'busy' | 'lost'; readonly waitMs: number };
 
 /** What one response said about the rate limit, in durations from when it arrived. */
 export interface RateLimitObservation {

@@ -46,10 +46,12 @@ export interface ClientEventMap {
   wait: CallInfo & {
     /**
      * `blocked` (a 429 asked every client of the key to wait), `spent` (the announced budget is
-     * used up until its reset), or `busy` (requests in flight may use up the budget, or probe an
-     * unknown one: the call waits for their answers, at most `waitMs`).
+     * used up until its reset), `busy` (requests in flight may use up the budget, or probe an
+     * unknown one: the call waits for their answers, at most `waitMs`), or `lost` (the last
+     * requests probing the unknown budget went unanswered: the next probe is held back, at most
+     * `waitMs`, less if an answer comes).
      */
-    readonly reason: 'blocked' | 'spent' | 'busy';
+    readonly reason: 'blocked' | 'spent' | 'busy' | 'lost';
     /** How long the call waits, in milliseconds (for `busy`, the longest it waits). */
     readonly waitMs: number;
     /** When the wait ends, on this machine's clock. */

@@ -200,7 +200,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     const probe = gated && (this.#announced === Announced.Unknown || this.#resetAt <= now);
     if (probe) {
       if (this.#inFlight > 0) return { kind: 'busy', waitMs: Infinity };
-      if (this.#probeAt > now) return { kind: 'busy', waitMs: this.#probeAt - now };
+      if (this.#probeAt > now) return { kind: 'lost', waitMs: this.#probeAt - now };
     } else if (gated && this.#remaining - this.#unanswered - this.#inFlight <= reserve) {
       return this.#inFlight > 0 ? { kind: 'busy', waitMs: Infinity } : { kind: 'spent', waitMs: this.#resetAt - now };
     }

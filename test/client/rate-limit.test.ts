@@ -20,6 +20,16 @@ function memoryWith(overrides: Partial<RateLimitCoordinator>): RateLimitCoordina
   };
 }
 
+/** Grants and releases unanswered `count` probes of the unknown budget in a row, each after the wait the last one set. */
+async function loseProbes(coordinator: RateLimitCoordinator, count: number) {
+  for (let lost = 0; lost < count; lost++) {
+    const decision = await coordinator.acquire({ throttle: true, leaseMs: 5_000 });
+    if (decision.kind !== 'granted') throw new Error(`probe ${lost} not granted: ${decision.kind}`);
+    decision.release(true);
+    if (lost < count - 1) await vi.advanceTimersByTimeAsync(500 * 2 ** lost);
+  }
+}
+
 /**
  * 50 calls (a createPet in four) from two clients sharing a coordinator, on a key of `perMinute`,
  * where 40% of answers come after 3 s and the calls' timeout is 1 s; returns the server, settled.
@@ -65,10 +75,10 @@ describe('coordinated rate limiting', () => {
     // The next request is a probe, and goes at once.
     const probe = grant();
     probe.release(true);
-    expect(coordinator.acquire(request)).toEqual({ kind: 'busy', waitMs: 500 });
+    expect(coordinator.acquire(request)).toEqual({ kind: 'lost', waitMs: 500 });
     vi.advanceTimersByTime(500);
     grant().release(true);
-    expect(coordinator.acquire(request)).toEqual({ kind: 'busy', waitMs: 1_000 });
+    expect(coordinator.acquire(request)).toEqual({ kind: 'lost', waitMs: 1_000 });
     // An answer of any kind (a bare 503 here) says answers come: the next probe goes at once.
     coordinator.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
     expect(grant()).toMatchObject({ kind: 'granted' });
@@ -315,6 +325,37 @@ describe('coordinated rate limiting', () => {
     const start = Date.now();
     expect(await settle(patient.listPets(), { stepMs: 100 })).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
     expect(Date.now() - start).toBe(3_000);
+  });
+
+  it('after probes of the unknown budget went unanswered, a call whose next probe waits longer than maxRetryDelay fails at once, without sending, with a ThrottledError that says the probes went unanswered (before: it waited maxRetryDelay out, then blamed requests in flight)', async () => {
+    const coordinator = createMemoryCoordinator();
+    await loseProbes(coordinator, 4); // the next probe waits 4 s
+    let sent = 0;
+    const impatient = client({ coordinator, timeout: 1_000, maxRetryDelay: 2_000, fetch: (request) => ((sent++), server.fetch(request)) });
+    const waits: unknown[] = [];
+    impatient.on('wait', (event) => void waits.push(event));
+    // Settled without fake time passing: refused at once.
+    const outcome = await settle(impatient.listPets({ limit: 1 }), { stepMs: 0, maxSteps: 100 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    const error = (outcome as { reason: ThrottledError }).reason;
+    expect(error).toMatchObject({ code: 'budget_spent', retryAfterMs: 4_000 });
+    expect(error.message).toMatch(/^listPets \(GET \/pets\): not sent: the last requests probing the unknown rate-limit budget went unanswered \(timed out or dropped\), so the next probe waits until \S+Z, and waiting 4 s would exceed maxRetryDelay \(2 s\)\. /);
+    expect([sent, waits]).toEqual([0, []]);
+  });
+
+  it('after a probe of the unknown budget went unanswered, the next call waits out the probe\'s backoff, logged and emitted as a "lost" wait of that length, then probes and succeeds', async () => {
+    const coordinator = createMemoryCoordinator();
+    await loseProbes(coordinator, 1); // the next probe waits 0.5 s
+    const lines: string[] = [];
+    const logger = { error: () => {}, warn: () => {}, info: () => {}, debug: (line: string) => void lines.push(line) };
+    const patient = client({ coordinator, logLevel: 'debug', logger });
+    const waits: unknown[] = [];
+    patient.on('wait', (event) => void waits.push(event));
+    const start = Date.now();
+    expect(await settle(patient.listPets({ limit: 1 }), { stepMs: 50 })).toMatchObject({ status: 'fulfilled' });
+    expect(Date.now() - start).toBe(500);
+    expect(waits).toEqual([expect.objectContaining({ operation: 'listPets', reason: 'lost', waitMs: 500, until: new Date(start + 500) })]);
+    expect(lines[0]).toMatch(/^listPets \(GET \/pets\): waiting 500 ms until \S+Z \(the last requests probing the unknown rate-limit budget went unanswered: the next probe is held back\)\.$/);
   });
 
   it('with maxRetryDelay 0, parallel first calls still wait for the probe\'s answer, and all succeed', async () => {
