@@ -343,7 +343,7 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
  */
 export class ThrottledError extends PetStoreError {
   override readonly name = 'ThrottledError' as const;
-  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than the call's `timeout`, or `maxRetryDelay` when that is longer). */
+  /** `rate_limited` (a 429's window), `api_key_banned` (the service banned the key), or `budget_spent` (the announced budget is used up, or held by requests in flight for longer than the call's `timeout`, or `maxRetryDelay` when that is longer, or unknown while the requests probing it go unanswered). */
   declare readonly code: ThrottledErrorInit['code'];
   /** How long until a request may be sent, in milliseconds. */
   declare readonly retryAfterMs: number;
