@@ -33,7 +33,7 @@ import {
 } from './errors.js';
 import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
-import { checkRequestOptions, guarded, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
+import { checkRequestOptions, guarded, REQUEST_OPTIONS, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { REDACTED } from '../redact.js';
 import { isolated, isPermissionDenied, isThenable, orAbort, reportListenerError, sleep } from '../runtime.js';
@@ -157,7 +157,9 @@ function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, un
     } catch {}
     if (pair === undefined) {
       const shown = redact(name);
-      const message = `listPets: query.${shown.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate).${NOTHING_SENT}`;
+      // From JavaScript, a call's option is easily passed in the query: say where it goes.
+      const option = REQUEST_OPTIONS.includes(name) ? `; ${name} is an option of the call: pass it second, listPets(query, { ${name} })` : '';
+      const message = `listPets: query.${shown.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate)${option}.${NOTHING_SENT}`;
       // An array or object may hold the key anywhere: it is not quoted (as zod's issues quote no input).
       const input = typeof value === 'string' ? redact(value) : typeof value === 'object' || typeof value === 'function' ? undefined : value;
       throw new ValidationError({ issues: [{ code: 'custom', path: [shown], message, input }], message });

@@ -272,7 +272,8 @@ const CLIENT_OPTIONS = Object.keys({
   apiKey: 0, baseUrl: 0, maxRetries: 0, timeout: 0, maxRetryDelay: 0, throttle: 0, coordinator: 0,
   maxResponseBytes: 0, logLevel: 0, logger: 0, fetch: 0, headers: 0, onDeprecation: 0,
 } satisfies Record<keyof ClientOptions, 0>);
-const REQUEST_OPTIONS = Object.keys({ signal: 0, timeout: 0, maxRetries: 0, headers: 0 } satisfies Record<keyof RequestOptions, 0>);
+/** The names of a call's options ({@link RequestOptions}). @internal */
+export const REQUEST_OPTIONS = Object.keys({ signal: 0, timeout: 0, maxRetries: 0, headers: 0 } satisfies Record<keyof RequestOptions, 0>);
 
 /**
  * Throws `ValidationError` for an option the client does not know (`retries`, `baseURL`), naming

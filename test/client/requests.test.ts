@@ -127,6 +127,15 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
+  it('listPets: a call\'s option passed in the query (from JavaScript: listPets({ limit, signal })) is a ValidationError that says to pass it second, and nothing is sent', async () => {
+    const signal = new AbortController().signal;
+    for (const [query, name] of [[{ limit: 1, signal }, 'signal'], [{ headers: { 'X-Trace': '1' } }, 'headers']] as const) {
+      const error = await failure(client().listPets(query as never), ValidationError);
+      expect(error.message).toBe(`listPets: query.${name} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate); ${name} is an option of the call: pass it second, listPets(query, { ${name} }). Nothing was sent.`);
+    }
+    expect(sent()).toBe(0);
+  });
+
   it('arguments and options whose getters or proxies throw are a ValidationError with what they threw as its cause, and nothing is sent', async () => {
     const boom = new RangeError('boom');
     const { proxy, revoke } = Proxy.revocable({}, {});
