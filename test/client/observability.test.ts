@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AbortError, ApiError, NotFoundError, PetStoreError, ValidationError, type Logger } from '@animal-store/sdk';
 import { run, settle, START, useReferenceServer } from './harness.js';
 
@@ -55,6 +55,8 @@ describe('logs', () => {
 
   it('logLevel debug: an attempt that fails without a response has no line of its own; its retry\'s info line tells of it, the next attempt\'s debug line follows', async () => {
     const { lines, logger } = recorder();
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // a retry 250 ms on: the probe's backoff has 250 ms left
+    onTestFinished(() => random.mockRestore());
     let sent = 0;
     const fetch = async (request: Request) => {
       if (++sent === 1) throw new TypeError('fetch failed');
@@ -62,10 +64,10 @@ describe('logs', () => {
     };
     await run(client({ fetch, logLevel: 'debug', logger }).listPets({ limit: 1 }));
     expect(lines).toEqual([
-      { level: 'info', text: expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in \d+ ms after ConnectionError: .*fetch failed/) },
+      { level: 'info', text: expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in 250 ms after ConnectionError: .*fetch failed/) },
       // The failed probe may have reached the service unanswered: the next one waits half a second.
       // (Told before as a wait of up to 60 s for requests in flight.)
-      { level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting \d{3} ms until \S+Z \(the last requests probing the unknown rate-limit budget went unanswered: the next probe is held back\)\.$/) },
+      { level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting 250 ms until \S+Z \(the last requests probing the unknown rate-limit budget went unanswered: the next probe is held back\)\.$/) },
       { level: 'debug', text: expect.stringMatching(/^listPets GET \S+ → 200 in \d+\.\d ms \(attempt 2, /) },
     ]);
   });
