@@ -28,7 +28,8 @@ export interface Logger {
   /** Retries. */
   info(message: string, ...args: unknown[]): void;
   /**
-   * Deprecations (to a logger you pass; the default warns through `process.emitWarning`), and the
+   * Deprecations (to a logger you pass, besides the once-per-process `process.emitWarning`, which
+   * `onDeprecation` replaces; with the default console, that warning alone), and the
    * Redis coordinator's warnings unless it was given an `onWarning` of its own.
    */
   warn(message: string, ...args: unknown[]): void;

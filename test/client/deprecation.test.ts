@@ -44,6 +44,21 @@ describe('deprecation', () => {
     });
   });
 
+  it('with a logger of the user\'s, getPet\'s notice goes to it at warn once per client, and the once-per-process warning still fires; with the default console, the warning alone', async () => {
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const consoleWarn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const fresh = await freshClients();
+    const warned: string[] = [];
+    const logger = { error: () => {}, warn: (line: string) => void warned.push(line), info: () => {}, debug: () => {} };
+    const logged = fresh({ logger });
+    await run(logged.getPet(1));
+    await run(logged.getPet(2));
+    await run(fresh().getPet(1));
+    expect(warned).toEqual([expect.stringMatching(/^PetStoreClient\.getPet\(\) is deprecated and stops working on 2030-12-05\./)]);
+    expect(emitWarning).toHaveBeenCalledTimes(1);
+    expect(consoleWarn).not.toHaveBeenCalled();
+  });
+
   it('onDeprecation replaces the default warning and is called once per client and operation', async () => {
     const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     const notices: DeprecationNotice[] = [];
