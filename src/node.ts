@@ -61,7 +61,10 @@ const START_OPTIONS = [...SERVER_OPTIONS, ...Object.keys({ port: 0, host: 0, onR
 
 /** A running reference server. */
 export interface RunningReferenceServer {
-  /** Base URL of the API, ending in `/v1`, such as `http://127.0.0.1:4010/v1`. */
+  /**
+   * Base URL of the API, ending in `/v1`, such as `http://127.0.0.1:4010/v1`. On a wildcard host
+   * (`0.0.0.0`, `::`) it names the loopback (`127.0.0.1`, `[::1]`), which a client can connect to.
+   */
   url: string;
   /** The reference server behind it, for `reset()` and `inspect()`. */
   server: ReferenceServer;
@@ -432,7 +435,10 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     });
   });
   const address = http.address() as AddressInfo;
-  const hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // A wildcard (0.0.0.0, ::) is where the server listens, not an address to connect to: the URL
+  // names the loopback of the same family, as Vite and Next print localhost for it.
+  const ip = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  const hostname = address.family === 'IPv6' ? `[${ip}]` : ip;
   origin = `http://${hostname}:${address.port}`;
   let closing: Promise<void> | undefined;
   return {

@@ -202,6 +202,21 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('--host 0.0.0.0 or :: listens on every interface and prints a loopback URL a client can connect to, not the wildcard', async () => {
+    for (const [host, shown] of [['0.0.0.0', '127\\.0\\.0\\.1'], ['::', '\\[::1\\]']] as const) {
+      const cli = run(['--port', '0', '--host', host, '--quiet', '--admin']);
+      child = cli.child;
+      const [, url, port] = await cli.waitFor(new RegExp(`listening on (http://${shown}:(\\d+)/v1)\n`));
+      await cli.waitFor(new RegExp(`Admin API: http://${shown}:${port}/_admin/`));
+      const auth = { headers: { Authorization: 'Bearer petstore-demo-key' } };
+      expect((await fetch(`${url}/pets`, auth)).status).toBe(200);
+      // Still the wildcard: another loopback address reaches it too (127.0.0.1 alone would refuse it).
+      expect((await fetch(`http://127.0.0.2:${port}/v1/pets`, auth)).status).toBe(200);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit()).toBe(0);
+    }
+  });
+
   it('a port already taken exits 1 saying to pick another with --port N or --port 0', async () => {
     const first = run(['--port', '0', '--quiet']);
     child = first.child;
