@@ -145,13 +145,18 @@ const ROUTES: readonly Route[] = [
 export const API_PATHS = '/v1/pets, /v1/pets/{petId} and /v1/store/orders';
 
 /**
- * The segments of `pathname` and the index of its first `v1`, or -1 when it is outside `/v1`. A
- * prefix before `/v1` is made of named segments: one with an empty segment (`//evil.example/v1`,
- * `//v1`) is no place the API is mounted, and a `Location` built on it would read as another host.
+ * The segments of `pathname` and the index of the `v1` the API is under, or -1 when it is outside
+ * `/v1`: the first `v1`, unless a later one is followed by a route (a prefix may hold a `v1` of its
+ * own: a proxy's `/v1/proxy/v1`). A prefix before `/v1` is made of named segments: one with an
+ * empty segment (`//evil.example/v1`, `//v1`) is no place the API is mounted, and a `Location`
+ * built on it would read as another host.
  */
 function v1Segments(pathname: string): [segments: string[], v1: number] {
   const segments = pathname.split('/');
-  const v1 = segments.indexOf('v1');
+  let v1 = segments.indexOf('v1');
+  for (let later = v1; (later = segments.indexOf('v1', later + 1)) > 0; ) {
+    if (!matchRoute(below(segments, v1)) && matchRoute(below(segments, later))) v1 = later;
+  }
   return [segments, v1 > 0 && segments.slice(1, v1).includes('') ? -1 : v1];
 }
 
@@ -161,9 +166,13 @@ function v1Segments(pathname: string): [segments: string[], v1: number] {
  */
 export function apiPath(pathname: string): string | undefined {
   const [segments, v1] = v1Segments(pathname);
-  if (v1 < 0) return undefined;
-  const base = '/' + segments.slice(v1 + 1).join('/');
-  return base.length > 1 && base.endsWith('/') ? base.slice(0, -1) : base;
+  return v1 < 0 ? undefined : below(segments, v1);
+}
+
+/** The path below the segment at `index`, without a trailing slash. */
+function below(segments: string[], index: number): string {
+  const path = '/' + segments.slice(index + 1).join('/');
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
 /**

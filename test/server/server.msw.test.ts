@@ -55,6 +55,27 @@ describe('createHandlers', () => {
     }
   });
 
+  it('serves the API at a base URL whose path holds /v1 twice (a proxy mounted under another /v1), Location included', async () => {
+    const base = 'https://x.example/v1/proxy/v1';
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
+    mock = setupServer(...createHandlers(server, { baseUrl: base }));
+    mock.listen({ onUnhandledFrame: 'error' });
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: base, logLevel: 'off' });
+    expect(await client.listPets()).toHaveLength(1);
+    const created = await fetch(`${base}/pets`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('Location')).toBe(`${base}/pets/2`);
+    expect((await client.getPet(2)).name).toBe('Rex');
+    // A path below the API's /v1 that is no route is still a 404, and a petId "v1" still a 400.
+    expect((await fetch(`${base}/nope`, { headers: { Authorization: 'Bearer k' } })).status).toBe(404);
+    const notAnId = await fetch(`${base}/pets/v1`, { headers: { Authorization: 'Bearer k' } });
+    expect([notAnId.status, (await notAnId.json()).code]).toEqual([400, 'invalid_pet_id']);
+  });
+
   it('takes the base URL as a URL object too, as the client does', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
     mock = setupServer(...createHandlers(server, { baseUrl: new URL(baseUrl) }));
