@@ -276,7 +276,7 @@ function send(res: ServerResponse, reply: Reply): boolean {
     return true;
   }
   // An injected truncation: half the body, then the connection is cut, as a real fault would.
-  res.write(truncatedBody(reply.body), () => res.destroy());
+  res.write(truncatedBody(reply.body)[0], () => res.destroy());
   return true;
 }
 

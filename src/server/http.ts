@@ -277,10 +277,13 @@ export function fromRequest(request: Request): Incoming {
   };
 }
 
-/** What a truncated reply sends before its connection is cut: the first half of the body's bytes. */
-export function truncatedBody(body: string): Uint8Array {
+/**
+ * What a truncated reply sends before its connection is cut: the first half of the body's bytes,
+ * and the whole body's length in bytes.
+ */
+export function truncatedBody(body: string): [half: Uint8Array, length: number] {
   const bytes = new TextEncoder().encode(body);
-  return bytes.subarray(0, Math.floor(bytes.length / 2));
+  return [bytes.subarray(0, Math.floor(bytes.length / 2)), bytes.length];
 }
 
 /** The web `Response` of a reply; a truncated one errors halfway through its body. */
@@ -288,11 +291,12 @@ export function toResponse(reply: Reply): Response {
   if (reply.dropped) throw new InjectedFault('drop');
   const init = { status: reply.status, headers: reply.headers };
   if (!reply.truncated || reply.body === null) return new Response(reply.body, init);
-  let half: Uint8Array | undefined = truncatedBody(reply.body);
+  const [cut, length] = truncatedBody(reply.body);
+  let half: Uint8Array | undefined = cut;
   // The whole body's length is announced, as over node:http: without it, a transport that frames
   // the answer by its end (msw's node:http mock) ends it at the cut, a whole body to its client.
   // The error comes at the read after the half, not with it: a stream that errors drops what is queued.
-  init.headers = { ...reply.headers, 'Content-Length': String(new TextEncoder().encode(reply.body).length) };
+  init.headers = { ...reply.headers, 'Content-Length': String(length) };
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (half) controller.enqueue(half);
