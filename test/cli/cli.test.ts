@@ -19,7 +19,9 @@ function run(args: string[]) {
       const match = stdout.match(pattern);
       if (match) return match;
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in output:\n${stdout}\n${stderr}`);
-      await once(child.stdout, 'data').catch(() => {});
+      // Bounded by the deadline too: a server that prints nothing more would otherwise hang here
+      // until the test's timeout, without the output that says what was missing.
+      await once(child.stdout, 'data', { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) }).catch(() => {});
     }
   };
   const exit = async () => (child.exitCode !== null ? child.exitCode : (await once(child, 'exit'))[0]);
