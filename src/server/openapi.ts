@@ -72,7 +72,7 @@ export interface OpenApiDocument {
     /** The API's version (`1.0.0`), not the SDK's. */
     version: string;
   };
-  /** Where the API is served, relative to the host (`/v1`). */
+  /** Where the API is served, relative to the host: `/v1` here; `GET …/v1/openapi.json` names the base path it was fetched under. */
   servers: {
     /** The base path. */
     url: string;

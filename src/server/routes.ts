@@ -138,7 +138,8 @@ const ROUTES: readonly Route[] = [
   { pattern: /^\/pets$/, methods: { GET: listPets, POST: createPet } },
   { pattern: /^\/pets\/([^/]*)$/, methods: { GET: getPet } },
   { pattern: /^\/store\/orders$/, methods: { GET: ({ orders }) => jsonText(orders) } },
-  { pattern: /^\/openapi\.json$/, methods: { GET: () => json(openApiDocument()) }, public: true },
+  // Its server is the base path it was fetched under (a proxy's `/api/v1`), relative to the host.
+  { pattern: /^\/openapi\.json$/, methods: { GET: ({ request: { url } }) => json({ ...openApiDocument(), servers: [{ url: apiBase(url).slice(url.origin.length) }] }) }, public: true },
 ];
 
 /** The API's paths, for messages that point callers at them. */

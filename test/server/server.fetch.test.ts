@@ -18,6 +18,14 @@ describe('createReferenceServer', () => {
     expect((await get(server, 'http://a.test/v2/pets')).status).toBe(404);
   });
 
+  it('GET /openapi.json names as its server the base path it was fetched under, so tools reading it from /api/v1 call /api/v1 (before: always /v1)', async () => {
+    const server = createReferenceServer();
+    for (const [path, base] of [['/v1/openapi.json', '/v1'], ['/api/v1/openapi.json', '/api/v1'], ['/v1/proxy/v1/openapi.json', '/v1/proxy/v1']]) {
+      const doc = await (await server.fetch(new Request(`http://a.test${path}`))).json();
+      expect(doc.servers).toEqual([{ url: base }]);
+    }
+  });
+
   it('a prefix before /v1 with an empty segment is not the API: //evil.example/v1/pets answers the 404 outside /v1', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
     for (const path of ['//evil.example/v1/pets', '//v1/pets', '/api//v1/pets']) {
