@@ -169,6 +169,14 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(body(doc.paths['/pets/{petId}'].get, 200)).toEqual(pet);
       });
 
+      it('GET /openapi.json leaves the Pet and Error records open, as the spec does, so a generated client does not reject a field the service adds (before: additionalProperties: false on both)', async () => {
+        const doc = await (await send('/openapi.json', { key: null })).json();
+        for (const name of ['Pet', 'Error']) {
+          expect(doc.components.schemas[name]).toMatchObject({ type: 'object', required: expect.any(Array) });
+          expect(doc.components.schemas[name]).not.toHaveProperty('additionalProperties');
+        }
+      });
+
       it('GET /openapi.json describes the orders listing as any JSON, as the client reads it, since the spec shows nothing of its payload (before: an array)', async () => {
         const doc = await (await send('/openapi.json', { key: null })).json();
         expect(doc.paths['/store/orders'].get.responses[200].content['application/json'].schema).toEqual({});
