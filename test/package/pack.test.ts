@@ -3,7 +3,7 @@
 // Vite 8 browser build run in Chromium. `npm test` builds dist/ first.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { build, createLogger, type Rolldown } from 'vite';
@@ -267,6 +267,28 @@ export { startReferenceServer, createRedisCoordinator };
     // What the bundle holds: esbuild lists every file it read, even one it shook out entirely.
     const held = Object.values(metafile.outputs).flatMap((output) => Object.entries(output.inputs)).filter(([, input]) => input.bytesInOutput > 0);
     expect(held.map(([path]) => path).filter((path) => /node_modules\/(ky|p-retry)\//.test(path))).toEqual([]);
+  });
+
+  it("engines.node admits no Node that a dependency or an optional peer refuses (msw, which the CommonJS /msw entry requires, needs 22.12)", async () => {
+    /** The oldest version a `>=` range admits, as [major, minor, patch]; `>=22` is 22.0.0. */
+    const oldest = (range: string) => {
+      const match = /^>=\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(range.trim());
+      if (!match) throw new Error(`not a >= range: ${range}`);
+      return match.slice(1).map((part) => Number(part ?? 0));
+    };
+    const compare = (a: number[], b: number[]) => a.reduce((order, part, i) => order || part - b[i]!, 0);
+    const manifest = async (name: string) =>
+      JSON.parse(await readFile(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as {
+        engines?: { node?: string }; dependencies?: Record<string, string>; peerDependencies?: Record<string, string>;
+      };
+    const sdk = await manifest('@animal-store/sdk');
+    const ours = oldest(sdk.engines!.node!);
+    const refusing = [];
+    for (const name of Object.keys({ ...sdk.dependencies, ...sdk.peerDependencies })) {
+      const theirs = (await manifest(name)).engines?.node;
+      if (theirs && compare(ours, oldest(theirs)) < 0) refusing.push(`${name} ${theirs}`);
+    }
+    expect(refusing).toEqual([]);
   });
 
   it('npx petstore-server --help prints the usage', async () => {
