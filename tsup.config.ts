@@ -35,6 +35,17 @@ export default defineConfig([
     dts: shared.dts && { entry },
     // Runtime dependencies stay external: users' bundlers dedupe them.
     external: ['ky', 'zod', 'p-retry', 'msw', 'redis'],
+    plugins: [
+      {
+        // esbuild's splitting adds `import "./chunk-….js";` for each chunk an entry reaches only
+        // through another: needless (the named imports load them first), and the package.json's
+        // `sideEffects` calls every chunk pure, so esbuild warned "Ignoring this import" in apps
+        // that link the package (npm link, file:) instead of installing it. Emptied, line kept
+        // (the source map stays right).
+        name: 'drop-bare-chunk-imports',
+        renderChunk: (code) => ({ code: code.replace(/^import "\.\/chunk-\w+\.js";$/gm, '') }),
+      },
+    ],
   },
   {
     ...shared,

@@ -3,7 +3,7 @@
 // Vite 8 browser build run in Chromium. `npm test` builds dist/ first.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { build, createLogger, type Rolldown } from 'vite';
@@ -289,6 +289,23 @@ export { startReferenceServer, createRedisCoordinator };
       if (theirs && compare(ours, oldest(theirs)) < 0) refusing.push(`${name} ${theirs}`);
     }
     expect(refusing).toEqual([]);
+  });
+
+  it('an esbuild bundle of every entry point, with the package linked (npm link, a file: dependency) rather than installed, warns of nothing', async () => {
+    // Linked, the package's files are outside any node_modules, where esbuild shows the warnings
+    // it keeps quiet about for installed packages.
+    const app = join(dir, 'linked-app');
+    await mkdir(join(app, 'node_modules/@animal-store'), { recursive: true });
+    await symlink(ROOT, join(app, 'node_modules/@animal-store/sdk'), 'dir');
+    const warnings: Record<string, string[]> = {};
+    for (const entry of ['', '/server', '/msw', '/node', '/redis']) {
+      const result = await esbuild({
+        stdin: { contents: `export * from '@animal-store/sdk${entry}';`, resolveDir: app, loader: 'js' },
+        bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'silent', external: ['msw', 'redis'],
+      });
+      warnings[entry || '.'] = result.warnings.map((warning) => warning.text);
+    }
+    expect(warnings).toEqual({ '.': [], '/server': [], '/msw': [], '/node': [], '/redis': [] });
   });
 
   it('npx petstore-server --help prints the usage', async () => {
