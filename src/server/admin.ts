@@ -86,7 +86,7 @@ function isoInstant(text: string): number {
 }
 
 /** The latest instant the clock may show: its dates keep four-digit years. */
-export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const LATEST_INSTANT = /* @__PURE__ */ Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** Whether the clock may show `ms`: from 1970 to the end of 9999. */
 export const isClockInstant = (ms: number): boolean => Number.isFinite(ms) && ms >= 0 && ms <= LATEST_INSTANT;

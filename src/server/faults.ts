@@ -53,7 +53,7 @@ export interface FaultPlan {
 }
 
 /** Every kind of fault, in the order the docs list them. */
-export const FAULT_KINDS: readonly FaultKind[] = Object.freeze(['latency', 'error', 'drop', 'truncate']);
+export const FAULT_KINDS: readonly FaultKind[] = /* @__PURE__ */ Object.freeze(['latency', 'error', 'drop', 'truncate']);
 
 /** mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. */
 function prng(seed: number): () => number {

@@ -33,7 +33,7 @@ const ok = (description: string, body: unknown, headers?: Record<string, unknown
   content: { 'application/json': { schema: body } },
 });
 const errorResponse = (description: string, headers?: Record<string, unknown>) => ok(description, ref('Error'), headers);
-const tooMany = errorResponse('Rate limit exceeded, or the API key is temporarily banned.', {
+const tooMany = /* @__PURE__ */ errorResponse('Rate limit exceeded, or the API key is temporarily banned.', {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
 });
 /** What the deprecated `getPet` answers with, its errors included (not a 401 or 429: those come before it runs). */

@@ -19,12 +19,15 @@ export interface Quota {
 export type PlanName = 'free' | 'pro' | 'business';
 
 /** The quotas of the named plans (spec, section 8). */
-export const PLANS: Readonly<Record<PlanName, Readonly<Quota>>> = Object.freeze({
-  free: Object.freeze({ perMinute: 60, perDay: 1_000 }),
-  pro: Object.freeze({ perMinute: 300, perDay: 10_000 }),
-  business: Object.freeze({ perMinute: 1_000, perDay: 100_000 }),
+export const PLANS: Readonly<Record<PlanName, Readonly<Quota>>> = /* @__PURE__ */ Object.freeze({
+  free: /* @__PURE__ */ Object.freeze({ perMinute: 60, perDay: 1_000 }),
+  pro: /* @__PURE__ */ Object.freeze({ perMinute: 300, perDay: 10_000 }),
+  business: /* @__PURE__ */ Object.freeze({ perMinute: 1_000, perDay: 100_000 }),
 });
 
+// An app that imports only this constant from /server must bundle it alone, not the server's
+// shared chunk and zod: the server's top-level values are PURE-marked calls or plain literals
+// (`1_048_576`, not `1024 * 1024`), which bundlers can drop (the pack test checks it).
 /** The API key accepted when no `apiKeys` option is given. It is on the Free plan. */
 export const DEMO_API_KEY = 'petstore-demo-key';
 
@@ -114,25 +117,25 @@ interface ResolvedServerOptions {
 
 // Typed as the options are, not as literals (`5`, `false`): a value started from one can change.
 /** The defaults of {@link ReferenceServerOptions}; no default is repeated elsewhere. */
-export const DEFAULTS = Object.freeze({
+export const DEFAULTS = /* @__PURE__ */ Object.freeze({
   /** The demo key, on the Free plan. */
-  apiKeys: Object.freeze({ [DEMO_API_KEY]: 'free' }) as Record<string, PlanName | Quota>,
+  apiKeys: /* @__PURE__ */ Object.freeze(/* @__PURE__ */ Object.fromEntries([[DEMO_API_KEY, 'free']])) as Record<string, PlanName | Quota>,
   /** No seed pets. */
   pets: 0 as number,
   /** No orders. */
-  orders: Object.freeze([]) as readonly unknown[],
+  orders: /* @__PURE__ */ Object.freeze([]) as readonly unknown[],
   /** The real clock, read on every request (so fake timers that move `Date.now` move it too). */
   now: () => Date.now(),
   /** Requests sent while told to wait before a key is banned: 5. */
   banThreshold: 5 as number,
   /** How long a ban lasts: 15 minutes. */
-  banDurationMs: 15 * 60_000,
+  banDurationMs: 900_000 as number,
   /** The spec's `X-RateLimit-*` headers. */
   rateLimitHeaders: 'x' as RateLimitHeaders,
   /** No admin API. */
   admin: false as boolean,
   /** Fault injection, once `faults` is given: every kind, 200 ms of latency, seed 1. */
-  faults: Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<{
+  faults: /* @__PURE__ */ Object.freeze({ kinds: FAULT_KINDS, latencyMs: 200, seed: 1 }) as Readonly<{
     /** Every kind of fault. */
     kinds: readonly FaultKind[];
     /** A `latency` fault's delay, in milliseconds. */
@@ -238,7 +241,7 @@ export function listenHostProblem(host: unknown): string | undefined {
 // Every option's name, to catch a misspelt one from JavaScript (`apikeys`), which would otherwise
 // keep its default without a word (the demo key only, and every test key a 401); `satisfies`
 // keeps the list the same as the interface.
-export const SERVER_OPTIONS = Object.keys({
+export const SERVER_OPTIONS = /* @__PURE__ */ Object.keys({
   apiKeys: 0, pets: 0, orders: 0, now: 0, banThreshold: 0, banDurationMs: 0, faults: 0, rateLimitHeaders: 0, admin: 0, onBan: 0,
 } satisfies Record<keyof ReferenceServerOptions, 0>);
 

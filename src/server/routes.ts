@@ -12,9 +12,9 @@ import { ServerNewPetSchema } from './rules.js';
 import type { PetStore } from './store.js';
 
 /** `Deprecation` (RFC 9745) date of `GET /pets/{petId}`: when API version 1.0.0 marked it. */
-export const GET_PET_DEPRECATED_AT = new Date(Date.UTC(2026, 0, 1));
+export const GET_PET_DEPRECATED_AT = /* @__PURE__ */ new Date(/* @__PURE__ */ Date.UTC(2026, 0, 1));
 
-const SUNSET_HTTP_DATE = GET_PET_SUNSET.toUTCString();
+const SUNSET_HTTP_DATE = /* @__PURE__ */ GET_PET_SUNSET.toUTCString();
 
 /** What a handler is given. */
 interface RouteContext {
@@ -97,7 +97,7 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
 }
 
 /** The int64 range of the spec's identifiers. */
-const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
+const INT64 = { min: -9_223_372_036_854_775_808n, max: 9_223_372_036_854_775_807n } as const;
 
 /**
  * Whether `text` is an int64 (the spec's petId, whatever its sign) in its one decimal spelling: no

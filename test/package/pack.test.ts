@@ -269,6 +269,19 @@ export { startReferenceServer, createRedisCoordinator };
     expect(held.map(([path]) => path).filter((path) => /node_modules\/(ky|p-retry)\//.test(path))).toEqual([]);
   });
 
+  it('an esbuild browser bundle of an app that imports only DEMO_API_KEY from @animal-store/sdk/server holds the constant and nothing else: no zod, no server', async () => {
+    await writeFile(join(dir, 'shake-demo-key.js'), `import { DEMO_API_KEY } from '@animal-store/sdk/server';\nconsole.log(DEMO_API_KEY);\n`);
+    const { metafile } = await esbuild({
+      entryPoints: [join(dir, 'shake-demo-key.js')], absWorkingDir: dir, bundle: true, platform: 'browser', format: 'esm',
+      minify: true, write: false, metafile: true, logLevel: 'silent',
+    });
+    const held = Object.values(metafile.outputs).flatMap((output) => Object.entries(output.inputs)).filter(([, input]) => input.bytesInOutput > 0);
+    const packages = held.filter(([path]) => path.includes('node_modules/'));
+    expect(packages.map(([path]) => path).filter((path) => !path.startsWith('node_modules/@animal-store/sdk/'))).toEqual([]);
+    // The package's part of the bundle: `var o="petstore-demo-key";` at most.
+    expect(packages.reduce((bytes, [, input]) => bytes + input.bytesInOutput, 0)).toBeLessThanOrEqual('var o="petstore-demo-key";'.length);
+  });
+
   it("engines.node admits no Node that a dependency or an optional peer refuses (msw, which the CommonJS /msw entry requires, needs 22.12)", async () => {
     /** The oldest version a `>=` range admits, as [major, minor, patch]; `>=22` is 22.0.0. */
     const oldest = (range: string) => {
