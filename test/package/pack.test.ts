@@ -225,6 +225,33 @@ export = { listed, started, document, coordinator };
     expect('stdout' in result ? result.stdout : '').toBe('');
   }, 60_000);
 
+  it('a TypeScript project that resolves the browser condition (customConditions) gets the same declarations for /node and /redis as under import', async () => {
+    // The browser condition's target is JavaScript only: TypeScript (5.5, 6 and 7 tried) finds no
+    // declarations beside it and goes on to the next condition, `import`. A stub's own
+    // declarations there (`never`) would be the wrong ones.
+    await writeFile(
+      join(dir, 'tsconfig.browser-condition.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true, module: 'preserve', moduleResolution: 'bundler', customConditions: ['browser'], target: 'es2022',
+          lib: ['es2023', 'dom'], types: ['node'], noEmit: true, skipLibCheck: false,
+        },
+        files: ['browser-condition.ts'],
+      }),
+    );
+    await writeFile(
+      join(dir, 'browser-condition.ts'),
+      `import { startReferenceServer, type RunningReferenceServer } from '@animal-store/sdk/node';
+import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
+export const start: (options?: { port?: number }) => Promise<RunningReferenceServer> = startReferenceServer;
+export const options: Pick<RedisCoordinatorOptions, 'prefix'> = { prefix: 'app' };
+export const create: typeof createRedisCoordinator = createRedisCoordinator;
+`,
+    );
+    const result = await inConsumer(process.execPath, [TSC, '-p', 'tsconfig.browser-condition.json']).catch((error: { stdout: string }) => error);
+    expect('stdout' in result ? result.stdout : '').toBe('');
+  }, 60_000);
+
   it('a Node consumer without the DOM lib (lib es2023 and types node, as @tsconfig/node22 has it) type-checks with library checks on, headers option typed', async () => {
     await writeFile(
       join(dir, 'tsconfig.node-only.json'),
