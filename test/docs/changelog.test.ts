@@ -10,6 +10,8 @@ const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
 const releases = changelog.split(/^## /m).slice(1).map((section) => ({
   title: section.slice(0, section.indexOf('\n')),
   kinds: [...section.matchAll(/^### (.+)$/gm)].map((m) => m[1]!),
+  // Each entry: a "- " line and the indented lines that continue it.
+  entries: [...section.matchAll(/^- .*(?:\n {2}.*)*/gm)].map((m) => m[0]),
 }));
 
 describe('CHANGELOG.md', () => {
@@ -20,5 +22,10 @@ describe('CHANGELOG.md', () => {
   it.each(releases.map((r) => [r.title, r] as const))('%s has one heading for each kind of change (Added, Changed, Fixed…)', (_title, release) => {
     expect(release.kinds.every((kind) => KINDS.includes(kind)), release.kinds.join(', ')).toBe(true);
     expect(release.kinds).toEqual([...new Set(release.kinds)]);
+  });
+
+  it.each(releases.map((r) => [r.title, r] as const))('%s lists each entry once', (_title, release) => {
+    const twice = release.entries.filter((entry, i) => release.entries.indexOf(entry) !== i);
+    expect(twice).toEqual([]);
   });
 });
