@@ -249,9 +249,10 @@ export function guarded<T>(what: string, read: () => T, tail = '', problem = 'co
 
 /**
  * A required option that is missing: how to give it, and a variable set under another spelling
- * (`PETSTORE_APIKEY`), as an unknown option names the one meant. Names only, never a value.
+ * (`PETSTORE_APIKEY`), as an unknown option names the one meant. Names only, never a value. One
+ * given as `''` (an app's unset variable) is said to be: it does not fall back to `variable`.
  */
-function missing(option: string, example: string, variable: string): ValidationError {
+function missing(option: string, example: string, variable: string, given: unknown): ValidationError {
   let near: string | undefined;
   // Listing the environment needs all of Deno's env access: only when it was granted.
   if (envGranted()) {
@@ -259,7 +260,8 @@ function missing(option: string, example: string, variable: string): ValidationE
     near = Object.keys(hostProcess()?.env ?? {}).find((name) => name !== variable && name.replace(/_/g, '').toUpperCase() === plain);
   }
   const hint = near ? ` (${near} is set: did you mean ${variable}?)` : '';
-  return configError(`${option} is missing. Pass new PetStoreClient({ ${example} }) or set the ${variable} environment variable${hint}.`, option);
+  const empty = given === '';
+  return configError(`${option} ${empty ? 'was given as an empty string' : 'is missing'}. Pass new PetStoreClient({ ${example} }) or ${empty ? `leave ${option} out to read` : 'set'} the ${variable} environment variable${hint}.`, option);
 }
 
 /** A `ValidationError` about one option (or argument), named by `path`: also `client.on()`'s and the Redis coordinator's. @internal */
@@ -409,7 +411,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   const redact = redactor(typeof apiKey === 'string' ? [apiKey] : []);
   checkKnown(options, CLIENT_OPTIONS, 'PetStoreClient options', redact);
   checkOptions(options, 'PetStoreClient options');
-  if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY');
+  if (!apiKey) throw missing('apiKey', 'apiKey', 'PETSTORE_API_KEY', options.apiKey);
   // Neither message quotes the key: a wrong type or a pasted header may still hold a real one.
   if (typeof apiKey !== 'string') {
     const kind = Array.isArray(apiKey) ? 'an array' : typeof apiKey === 'object' ? 'an object' : `a ${typeof apiKey}`;
@@ -426,7 +428,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     );
   }
   const rawBase = options.baseUrl ?? env('PETSTORE_BASE_URL');
-  if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL');
+  if (!rawBase) throw missing('baseUrl', 'baseUrl: "https://<host>/v1"', 'PETSTORE_BASE_URL', options.baseUrl);
   const baseUrl = resolveBaseUrl(rawBase, from('PETSTORE_BASE_URL', options.baseUrl), redact);
   // An empty PETSTORE_LOG means the default, like an empty PETSTORE_API_KEY means none. Read in
   // any case; one that is no level is warned about below, not thrown: a variable for logging

@@ -222,6 +222,20 @@ describe('configuration', () => {
     expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/environment variable\.$/);
   });
 
+  it('an apiKey or baseUrl given as an empty string (an unset variable of the app) says so, not to set the PETSTORE_ variable that is set', () => {
+    vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
+    vi.stubEnv('PETSTORE_BASE_URL', BASE_URL);
+    expect(() => new PetStoreClient({ apiKey: '' })).toThrow(
+      expect.objectContaining({
+        name: 'ValidationError',
+        message: 'apiKey was given as an empty string. Pass new PetStoreClient({ apiKey }) or leave apiKey out to read the PETSTORE_API_KEY environment variable.',
+      }),
+    );
+    expect(() => new PetStoreClient({ baseUrl: '' })).toThrow(
+      'baseUrl was given as an empty string. Pass new PetStoreClient({ baseUrl: "https://<host>/v1" }) or leave baseUrl out to read the PETSTORE_BASE_URL environment variable.',
+    );
+  });
+
   it('a bad value read from PETSTORE_API_KEY or PETSTORE_BASE_URL is a ValidationError that names the environment variable', () => {
     vi.stubEnv('PETSTORE_API_KEY', 'key-pro\n');
     expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/PETSTORE_API_KEY/);
