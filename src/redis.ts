@@ -489,7 +489,15 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
       connection.on('error', () => {
         for (const shared of bound.values()) shared.wake();
       });
-      await connection.connect();
+      try {
+        await connection.connect();
+      } catch (error) {
+        // Not kept: a decision on it would fail ("The client is closed") until the app's client
+        // ended; the next decision (a second on) connects a new one. Destroyed, it holds nothing.
+        if (connection === subscriber) subscriber = undefined;
+        connection.destroy();
+        throw error;
+      }
       // close() (or the app's client ending) dropped it while it connected, and node-redis'
       // destroy() does not stop a connection on its way: it is closed here, or it stays open.
       if (connection !== subscriber) connection.destroy();

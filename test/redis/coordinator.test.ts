@@ -13,6 +13,7 @@ import { createReferenceServer, type BanEvent, type ReferenceServer, type Refere
 import { createClient, RESP_TYPES } from 'redis';
 import { connect, startRedis, type RedisProcess } from './support.js';
 import { answering429s } from '../support/answers.js';
+import { freePort } from '../support/ports.js';
 
 const KEY = 'sk_live_REDISSHAREDk3y';
 const BASE_URL = 'https://petstore.test/v1';
@@ -1466,6 +1467,42 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       (decision as { release: () => void }).release();
     }
     expect(listeners.size).toBe(1);
+  });
+
+  it('a pub/sub connection that fails to connect is not kept: a second later the next decision subscribes on a new one, and the process hears the others again (before: it subscribed on the dead one, "The client is closed", until the app\'s client ended)', async () => {
+    const prefix = fresh();
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    // The first duplicate() is a client of a port nothing listens on, that does not reconnect: its connect() rejects.
+    const closedPort = await freePort();
+    const duplicate = connection.duplicate.bind(connection);
+    let made = 0;
+    (connection as { duplicate: unknown }).duplicate = () => {
+      const subscriber = made++ === 0 ? createClient({ url: `redis://127.0.0.1:${closedPort}`, socket: { reconnectStrategy: false } }) : duplicate();
+      connections.push(subscriber);
+      return subscriber;
+    };
+    const warnings: string[] = [];
+    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: (m) => void warnings.push(m) }).bind(SCOPE);
+    const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    (first as { release: () => void }).release();
+    expect(warnings).toEqual([expect.stringMatching(/^@animal-store\/sdk: Redis failed \(.*ECONNREFUSED/)]);
+    // A second on: Redis is tried again.
+    const real = performance.now.bind(performance);
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => real() + 1_100);
+    try {
+      const second = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      (second as { release: () => void }).release();
+    } finally {
+      clock.mockRestore();
+    }
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    expect(await listeners(inspector, prefix)).toBe(1);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await other.observe(answered(3, 30_000));
+    expect(await until(() => coordinator.getSnapshot()?.remaining === 3)).toBe(true);
+    expect(warnings.slice(1)).toEqual(['@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.']);
   });
 
   it('a released slot wakes the waiters of its own process even when Redis cannot pass the word on', async () => {
