@@ -18,6 +18,9 @@ const shared: Options = {
   // Cleaned once here: the two builds below run in parallel and must not clean each other's output.
   clean: false,
   target: 'es2022',
+  // Node built-ins keep the `node:` scheme the source gives them (tsup 8 strips it by default):
+  // runtimes and bundlers that map only `node:` specifiers (Deno, workerd's nodejs_compat) find them.
+  removeNodeProtocol: false,
   // The SDK names itself and its version in every request (User-Agent, X-Animal-Store-Client).
   define: { __SDK_VERSION__: JSON.stringify(JSON.parse(readFileSync('package.json', 'utf8')).version) },
 };

@@ -348,6 +348,24 @@ export { startReferenceServer, createRedisCoordinator };
     expect(warnings).toEqual({ '.': [], '/server': [], '/msw': [], '/node': [], '/redis': [] });
   });
 
+  it('every Node built-in the packaged JavaScript imports or requires is named with the node: scheme, as the source names it (before: tsup stripped it, so dist imported "http" and "crypto")', async () => {
+    const { builtinModules } = await import('node:module');
+    const builtins = new Set(builtinModules.filter((name) => !name.startsWith('_')));
+    const code = packed.files.filter((f) => /\.c?js$/.test(f.path));
+    expect(code.length).toBeGreaterThan(10);
+    const bare: string[] = [];
+    let prefixed = 0;
+    for (const { path } of code) {
+      const text = await readFile(join(dir, 'node_modules/@animal-store/sdk', path), 'utf8');
+      for (const [, name] of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\(\s*)["']([^"']+)["']/g)) {
+        if (name!.startsWith('node:')) prefixed++;
+        else if (builtins.has(name!.split('/')[0]!)) bare.push(`${path}: ${name}`);
+      }
+    }
+    expect(bare).toEqual([]);
+    expect(prefixed).toBeGreaterThan(0);
+  });
+
   it('npx petstore-server --help prints the usage', async () => {
     const { stdout } = await inConsumer('npx', ['--no-install', 'petstore-server', '--help']);
     expect(stdout).toContain('Usage: petstore-server [options]');
