@@ -745,8 +745,7 @@ class Shared implements RateLimitCoordinator {
       if (kind === 2) return { throttle, decision: { kind: 'spent', waitMs: wait } };
       // A slot released or a response observed while the script ran: its "busy" (or "lost") may
       // be out of date, and that change's wake-up has already passed, so ask again at once.
-      if (this.#generation !== since) return { throttle, decision: { kind: 'busy', waitMs: 0 } };
-      return { throttle, decision: { kind: kind === 5 ? 'lost' : 'busy', waitMs: wait } };
+      return { throttle, decision: { kind: kind === 5 ? 'lost' : 'busy', waitMs: this.#generation === since ? wait : 0 } };
     } catch (error) {
       // Given up on, the script may still run before its deadline: the slot it would take is
       // given back by the next command on the same connection.

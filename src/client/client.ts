@@ -221,12 +221,12 @@ const coordinatorFailed = (call: CallInfo, error: unknown) =>
  * long a request in flight holds its slot.
  */
 function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, maxRetryDelay: number, timeout: number, leaseMs: number): ThrottledError {
-  const limit = duration(maxRetryDelay);
   const where = `${describeCall(call)}: not sent: `;
+  // What bounds a call's waits for answers (busy, lost): the longer of the two.
+  const answers = `${duration(busyLimit(timeout, maxRetryDelay))} (${timeout >= maxRetryDelay ? "the call's timeout" : 'maxRetryDelay'})`;
   if (decision.kind === 'busy') {
-    const which = timeout >= maxRetryDelay ? "the call's timeout" : 'maxRetryDelay';
     return new ThrottledError({
-      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${duration(busyLimit(timeout, maxRetryDelay))} (${which}). Retry later, or check that the service answers.`,
+      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${answers}. Retry later, or check that the service answers.`,
       code: 'budget_spent',
       retryAfterMs: leaseMs,
       call,
@@ -242,7 +242,9 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   const endless = Number.isNaN(until.getTime());
   const why = noWaits
     ? 'the call already waited for as many rate-limit windows as maxRetries allows'
-    : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${limit})`;
+    : kind === 'lost'
+      ? `waiting ${duration(waitMs)} would exceed the ${answers.replace(' (', ' a call waits for answers in all (')}`
+      : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${duration(maxRetryDelay)})`;
   const what = kind === 'lost' ? `${LOST} (timed out or dropped), so the next probe waits` : code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
   const advice = kind === 'lost' ? 'or check that the service answers within the timeout' : `raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}${code === 'api_key_banned' ? '' : ', or use a plan with a higher limit'}`;
   return new ThrottledError({
@@ -594,13 +596,17 @@ export class PetStoreClient {
       // A coordinator of the user's own may answer NaN or less than 0: NaN reads as "until
       // something changes" (bounded like every wait), below 0 as none.
       const waitMs = Number.isNaN(decision.waitMs) ? Infinity : Math.max(0, decision.waitMs);
+      // Measured on the clock that does not step: on Date, a step back of an hour held the call an hour.
+      const now = performance.now();
+      const limit = busyLimit(timeout, maxRetryDelay);
+      const tell = (why: string) => {
+        log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${why}).`);
+        this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
+      };
       if (kind === 'busy') {
         // Slots in flight may use up the budget (or are probing an unknown one): ask again when
         // one is released or a response arrives, for at most busyLimit in all, so that calls
         // do not queue for a whole timeout each behind a server that does not answer.
-        // Measured on the clock that does not step: on Date, a step back of an hour held the call an hour.
-        const now = performance.now();
-        const limit = busyLimit(timeout, maxRetryDelay);
         if (busySince === undefined) {
           busySince = now;
           log.debug(`${describeCall(call)}: waiting up to ${limit} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it).`);
@@ -613,23 +619,24 @@ export class PetStoreClient {
           });
           continue;
         }
-      } else if (kind === 'lost' ? waitMs <= maxRetryDelay : waitMs <= maxRetryDelay && state.waits > 0) {
-        // A lost probe's backoff is no window: it takes none of the call's waits, and any answer
+      } else if (kind === 'lost') {
+        // A lost probe's backoff is a wait for answers, not a window: it counts toward busyLimit
+        // with the waits behind requests in flight (bounded by maxRetryDelay alone, it refused
+        // every retry with maxRetryDelay 0, and with the defaults nothing bounded a call that
+        // waited through probe after lost probe), takes none of the call's waits, and any answer
         // (from another call or process) ends it. Told once, not again on each such wake-up.
-        const now = performance.now();
-        if (kind !== 'lost' || now >= lostUntil) {
-          const why = kind === 'lost' ? `${LOST}: the next probe is held back` : kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset';
-          log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${why}).`);
-          this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
-        }
-        if (kind === 'lost') {
+        busySince ??= now;
+        if (now + waitMs - busySince <= limit) {
+          if (waitMs > 0 && now >= lostUntil) tell(`${LOST}: the next probe is held back`);
           lostUntil = now + waitMs;
           await sleep(waitMs, signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
             throw coordinatorFailed(call, error);
           });
           continue;
         }
+      } else if (waitMs <= maxRetryDelay && state.waits > 0) {
         state.waits--;
+        tell(kind === 'blocked' ? 'a 429 asked every client to wait' : 'the rate-limit budget is spent until its reset');
         await sleep(waitMs, signal);
         // Requests in flight found after the window are a new wait, with its own limit.
         busySince = undefined;

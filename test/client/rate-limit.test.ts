@@ -327,7 +327,7 @@ describe('coordinated rate limiting', () => {
     expect(Date.now() - start).toBe(3_000);
   });
 
-  it('after probes of the unknown budget went unanswered, a call whose next probe waits longer than maxRetryDelay fails at once, without sending, with a ThrottledError that says the probes went unanswered (before: it waited maxRetryDelay out, then blamed requests in flight)', async () => {
+  it('after probes of the unknown budget went unanswered, a call whose next probe waits longer than it may wait for answers (its timeout, or maxRetryDelay when longer) fails at once, without sending, with a ThrottledError that says the probes went unanswered (before: it waited maxRetryDelay out, then blamed requests in flight)', async () => {
     const coordinator = createMemoryCoordinator();
     await loseProbes(coordinator, 4); // the next probe waits 4 s
     let sent = 0;
@@ -339,7 +339,7 @@ describe('coordinated rate limiting', () => {
     expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
     const error = (outcome as { reason: ThrottledError }).reason;
     expect(error).toMatchObject({ code: 'budget_spent', retryAfterMs: 4_000 });
-    expect(error.message).toMatch(/^listPets \(GET \/pets\): not sent: the last requests probing the unknown rate-limit budget went unanswered \(timed out or dropped\), so the next probe waits until \S+Z, and waiting 4 s would exceed maxRetryDelay \(2 s\)\. /);
+    expect(error.message).toMatch(/^listPets \(GET \/pets\): not sent: the last requests probing the unknown rate-limit budget went unanswered \(timed out or dropped\), so the next probe waits until \S+Z, and waiting 4 s would exceed the 2 s a call waits for answers in all \(maxRetryDelay\)\. /);
     expect([sent, waits]).toEqual([0, []]);
   });
 
@@ -356,6 +356,26 @@ describe('coordinated rate limiting', () => {
     expect(Date.now() - start).toBe(500);
     expect(waits).toEqual([expect.objectContaining({ operation: 'listPets', reason: 'lost', waitMs: 500, until: new Date(start + 500) })]);
     expect(lines[0]).toMatch(/^listPets \(GET \/pets\): waiting 500 ms until \S+Z \(the last requests probing the unknown rate-limit budget went unanswered: the next probe is held back\)\.$/);
+  });
+
+  it('with maxRetryDelay 0, a GET whose probe timed out is retried after the probe\'s half-second backoff, which is no rate-limit window (not refused as a ThrottledError in place of its TimeoutError)', async () => {
+    let sent = 0;
+    const hangFirst = (request: Request) => (++sent === 1 ? new Promise<Response>(() => {}) : server.fetch(request));
+    const impatient = client({ fetch: hangFirst, timeout: 1_000, maxRetryDelay: 0 });
+    expect(await settle(impatient.listPets({ limit: 1 }), { stepMs: 50 })).toMatchObject({ status: 'fulfilled' });
+    expect(sent).toBe(2);
+  });
+
+  it('probes lost over and over (every request dropped) keep each call\'s waits for answers within its limit in all: 20 calls on default options all settle within a few minutes (not the last after 53 minutes)', async () => {
+    let sent = 0;
+    const dropped = async () => ((sent++), Promise.reject(new TypeError('fetch failed')));
+    const c = client({ fetch: dropped });
+    const outcome = await settle(Promise.allSettled(Array.from({ length: 20 }, () => c.listPets())), { stepMs: 1_000, maxSteps: 4_000 });
+    expect(outcome.status).toBe('fulfilled');
+    for (const r of (outcome as { value: PromiseSettledResult<unknown>[] }).value) expect(r.status === 'rejected' && r.reason).toBeInstanceOf(PetStoreError);
+    // Three admissions a call (maxRetries 2), each waiting at most 60 s for answers.
+    expect(Date.now() - START).toBeLessThanOrEqual(200_000);
+    expect(sent).toBeLessThanOrEqual(60);
   });
 
   it('with maxRetryDelay 0, parallel first calls still wait for the probe\'s answer, and all succeed', async () => {

@@ -12,6 +12,8 @@ const releases = changelog.split(/^## /m).slice(1).map((section) => ({
   kinds: [...section.matchAll(/^### (.+)$/gm)].map((m) => m[1]!),
   // Each entry: a "- " line and the indented lines that continue it.
   entries: [...section.matchAll(/^- .*(?:\n {2}.*)*/gm)].map((m) => m[0]),
+  // An entry followed by a blank line and another entry: the start of the second, for the message.
+  loose: [...section.matchAll(/^(?:- | {2}).*\n\n(- .{0,60})/gm)].map((m) => m[1]),
 }));
 
 describe('CHANGELOG.md', () => {
@@ -22,6 +24,10 @@ describe('CHANGELOG.md', () => {
   it.each(releases.map((r) => [r.title, r] as const))('%s has one heading for each kind of change (Added, Changed, Fixed…)', (_title, release) => {
     expect(release.kinds.every((kind) => KINDS.includes(kind)), release.kinds.join(', ')).toBe(true);
     expect(release.kinds).toEqual([...new Set(release.kinds)]);
+  });
+
+  it.each(releases.map((r) => [r.title, r] as const))('%s keeps each list tight: no blank line between two entries (Markdown would make it a loose list)', (_title, release) => {
+    expect(release.loose).toEqual([]);
   });
 
   it.each(releases.map((r) => [r.title, r] as const))('%s lists each entry once', (_title, release) => {
