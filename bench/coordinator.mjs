@@ -42,25 +42,46 @@ export async function run() {
     const server = createReferenceServer({ apiKeys: { [KEY]: { perMinute: 1e12, perDay: 1e12 } }, pets: 10 });
     const base = { apiKey: KEY, baseUrl: 'http://bench.test/v1', fetch: (request) => server.fetch(request) };
     const memory = new PetStoreClient(base);
-    const shared = new PetStoreClient({ ...base, coordinator: createRedisCoordinator({ redis, prefix: `bench-${port}` }) });
+    // Whether the coordinator is deciding on Redis: a round during which it fell back (a command
+    // past its 250 ms, as a first script load on a loaded machine can be) measured the in-memory
+    // fallback, not Redis, and is run again once Redis answers.
+    let onRedis = true;
+    let fellBack = 0;
+    const onWarning = (message) => {
+      if (/Redis failed/.test(message)) [onRedis, fellBack] = [false, fellBack + 1];
+      else if (/Redis answers again/.test(message)) onRedis = true;
+    };
+    const shared = new PetStoreClient({ ...base, coordinator: createRedisCoordinator({ redis, prefix: `bench-${port}`, onWarning }) });
+    /** Calls until the coordinator decides on Redis again (it asks Redis a second after a failure), for at most 10 s. */
+    const backOnRedis = async () => {
+      for (const until = performance.now() + 10_000; !onRedis && performance.now() < until; ) {
+        await shared.listPets({ limit: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
     await perCall(memory);
     await perCall(shared);
     const added = [];
     let memoryMs = 0;
     let redisMs = 0;
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0, tries = 0; round < ROUNDS && tries < ROUNDS * 3; tries++) {
+      await backOnRedis();
+      const before = fellBack;
       memoryMs = await perCall(memory);
       redisMs = await perCall(shared);
+      if (fellBack !== before || !onRedis) continue;
       added.push(redisMs - memoryMs);
+      round++;
     }
+    if (added.length < ROUNDS) throw new Error(`coordinator: Redis fell back in ${ROUNDS * 3 - added.length} of ${ROUNDS * 3} rounds; no figure for Redis`);
     added.sort((a, b) => a - b);
     const median = added[added.length >> 1];
     printTable(`Coordinator latency: listPets({ limit: 1 }) one at a time, in-process server, ${ROUNDS}×${CALLS} calls`, [
       { coordinator: 'in-memory (default)', 'median ms/call': round(memoryMs) },
       { coordinator: 'Redis, loopback', 'median ms/call': round(redisMs) },
-    ], [verdict(`Redis adds ≤ ${TARGET_MS} ms per call (median)`, `${round(median)} ms`, median <= TARGET_MS)]);
+    ], [verdict('every round measured on Redis (rounds during which it fell back run again)', `${fellBack} fallback(s) discarded`, true), verdict(`Redis adds ≤ ${TARGET_MS} ms per call (median)`, `${round(median)} ms`, median <= TARGET_MS)]);
     await redis.close();
-    return saveResult('coordinator', { memoryMs, redisMs, addedMs: median, targetMs: TARGET_MS, pass: median <= TARGET_MS });
+    return saveResult('coordinator', { memoryMs, redisMs, addedMs: median, fallbacksDiscarded: fellBack, targetMs: TARGET_MS, pass: median <= TARGET_MS });
   } finally {
     redisServer.kill('SIGKILL');
   }
