@@ -222,11 +222,12 @@ const coordinatorFailed = (call: CallInfo, error: unknown) =>
  */
 function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, maxRetryDelay: number, timeout: number, leaseMs: number): ThrottledError {
   const where = `${describeCall(call)}: not sent: `;
-  // What bounds a call's waits for answers (busy, lost): the longer of the two.
-  const answers = `${duration(busyLimit(timeout, maxRetryDelay))} (${timeout >= maxRetryDelay ? "the call's timeout" : 'maxRetryDelay'})`;
+  // What bounds a call's waits for answers (busy, lost): the longer of the two, and which it is.
+  const answersLimit = duration(busyLimit(timeout, maxRetryDelay));
+  const binding = timeout >= maxRetryDelay ? "the call's timeout" : 'maxRetryDelay';
   if (decision.kind === 'busy') {
     return new ThrottledError({
-      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${answers}. Retry later, or check that the service answers.`,
+      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${answersLimit} (${binding}). Retry later, or check that the service answers.`,
       code: 'budget_spent',
       retryAfterMs: leaseMs,
       call,
@@ -243,7 +244,7 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   const why = noWaits
     ? 'the call already waited for as many rate-limit windows as maxRetries allows'
     : kind === 'lost'
-      ? `waiting ${duration(waitMs)} would exceed the ${answers.replace(' (', ' a call waits for answers in all (')}`
+      ? `waiting ${duration(waitMs)} would exceed the ${answersLimit} a call waits for answers in all (${binding})`
       : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${duration(maxRetryDelay)})`;
   const what = kind === 'lost' ? `${LOST} (timed out or dropped), so the next probe waits` : code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
   const advice = kind === 'lost' ? 'or check that the service answers within the timeout' : `raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}${code === 'api_key_banned' ? '' : ', or use a plan with a higher limit'}`;
