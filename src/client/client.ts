@@ -569,6 +569,7 @@ export class PetStoreClient {
     const { coordinator, throttle, maxRetryDelay, log } = this.#options;
     const request = { throttle, leaseMs: timeout + 5_000, signal };
     let busySince: number | undefined;
+    let busyTold = false;
     /** When the lost probe's backoff last told of ends (performance.now()). */
     let lostUntil = 0;
     for (;;) {
@@ -608,13 +609,15 @@ export class PetStoreClient {
         // Slots in flight may use up the budget (or are probing an unknown one): ask again when
         // one is released or a response arrives, for at most busyLimit in all, so that calls
         // do not queue for a whole timeout each behind a server that does not answer.
-        if (busySince === undefined) {
-          busySince = now;
-          log.debug(`${describeCall(call)}: waiting up to ${limit} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it).`);
-          this.#events.emit('wait', { ...call, reason: kind, waitMs: limit, until: new Date(Date.now() + limit) });
-        }
+        busySince ??= now;
         const left = busySince + limit - now;
         if (left > 0) {
+          // Told once, with what is left of the limit (less than all of it after a lost probe's wait).
+          if (!busyTold) {
+            busyTold = true;
+            log.debug(`${describeCall(call)}: waiting up to ${left} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it).`);
+            this.#events.emit('wait', { ...call, reason: kind, waitMs: left, until: new Date(Date.now() + left) });
+          }
           await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
             throw coordinatorFailed(call, error);
           });
@@ -641,6 +644,7 @@ export class PetStoreClient {
         await sleep(waitMs, signal);
         // Requests in flight found after the window are a new wait, with its own limit.
         busySince = undefined;
+        busyTold = false;
         continue;
       }
       throw throttled(call, { ...decision, waitMs }, state.waits, maxRetryDelay, timeout, request.leaseMs);

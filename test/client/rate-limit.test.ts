@@ -413,6 +413,18 @@ describe('coordinated rate limiting', () => {
     expect(waits).toEqual(['busy', 'spent', 'busy']);
   });
 
+  it('a call that waits out a lost probe\'s backoff, then behind requests in flight, tells of both waits, the second with what is left of its limit (before: the busy wait was not told)', async () => {
+    const decisions = [{ kind: 'lost', waitMs: 400 }, { kind: 'busy', waitMs: 300 }] as const;
+    let asked = 0;
+    const memory = createMemoryCoordinator();
+    const scripted = memoryWith({ acquire: (request) => decisions[asked++] ?? memory.acquire(request) });
+    const c = client({ coordinator: scripted, timeout: 1_000, maxRetryDelay: 0 });
+    const waits: unknown[] = [];
+    c.on('wait', ({ reason, waitMs }) => void waits.push({ reason, waitMs }));
+    expect(await settle(c.listPets({ limit: 1 }), { stepMs: 100, maxSteps: 200 })).toEqual({ status: 'fulfilled', value: expect.any(Array) });
+    expect(waits).toEqual([{ reason: 'lost', waitMs: 400 }, { reason: 'busy', waitMs: 600 }]);
+  });
+
   it('the signal cancels a wait in the gate: the call rejects with an AbortError carrying its reason, and nothing more is sent', async () => {
     const ent = client({ apiKey: 'key-ent' });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
