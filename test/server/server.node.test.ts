@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
 import { overHttp } from './transports.js';
@@ -527,14 +527,19 @@ describe('startReferenceServer', () => {
     });
 
     it('a client that resets its connection while an answer is held, with what node:http cannot parse behind it, has nothing acted on (before: the pet was created, and the 201 nobody got journalled and logged)', async () => {
+      let accepted: Socket | undefined;
+      const onSocket = (message: unknown) => void (accepted = (message as { socket: Socket }).socket);
+      subscribe('net.server.socket', onSocket);
+      onTestFinished(() => void unsubscribe('net.server.socket', onSocket));
       await withHeldAnswers(async (held, log) => {
         const body = '{"name":"a","categoryId":1}';
         const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () => socket.write(`${head}Content-Length: ${body.length}\r\n\r\n${body}FOO / HTTP/1.1\r\n\r\n`));
         socket.on('error', () => {});
         await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the POST on the latency' }).toBe(1);
-        // More the parser cannot read, in a packet of its own: it is refused no second time.
+        // More the parser cannot read, in a packet of its own: it is refused no second time. The
+        // reset waits until the server has read it (a reset drops what the server has not read).
         await new Promise((resolve) => socket.write('BAR / HTTP/1.1\r\n\r\n', resolve));
-        await sleep(50);
+        await expect.poll(() => accepted?.bytesRead, { message: 'the server reads the second packet' }).toBe(socket.bytesWritten);
         socket.resetAndDestroy();
         await expect.poll(() => vi.getTimerCount(), { message: 'the server stops holding an answer nobody waits for' }).toBe(0);
         await vi.advanceTimersByTimeAsync(1_000);
