@@ -68,6 +68,9 @@ describe('petstore-server CLI', () => {
     child = cli.child;
     const [, url] = await cli.waitFor(/listening on (\S+)/);
     await cli.waitFor(/Admin API: http:\/\/127\.0\.0\.1:\d+\/_admin\//);
+    const clock = (body: object) => fetch(new URL('/_admin/clock', url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    // At the start of a minute, so the requests below cannot straddle two windows of the real clock.
+    expect((await clock({ set: '2027-01-01T00:00:00Z' })).status).toBe(200);
     const send = () => fetch(`${url}/pets`, { headers: { Authorization: 'Bearer cli-ban-key' } });
     const ok = await send();
     const limited = await send();
@@ -78,7 +81,7 @@ describe('petstore-server CLI', () => {
     await cli.waitFor(/^\S+Z key cli-… banned until \S+Z for sending while told to wait$/m);
     await cli.waitFor(/GET \/v1\/pets 429 api_key_banned /);
     // The ban ends when the clock passes it: moved through the admin API, the log says so.
-    await fetch(new URL('/_admin/clock', url), { method: 'POST', body: JSON.stringify({ advanceMs: 15 * 60_000 }) });
+    expect((await clock({ advanceMs: 15 * 60_000 })).status).toBe(200);
     await cli.waitFor(/^\S+Z key cli-… is no longer banned$/m);
     expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
