@@ -38,6 +38,8 @@ export interface TestPage {
   attribute(selector: string, name: string): Promise<string | null>;
   fill(selector: string, value: string): Promise<void>;
   click(selector: string): Promise<void>;
+  /** Starts the page's clock (`Date.now()`) at `ms` on each load, before its scripts run; it moves on in real time. */
+  startClockAt(ms: number): Promise<void>;
   /** Everything the page logged, and every uncaught error, since it opened. */
   readonly console: ConsoleEntry[];
   readonly errors: string[];
@@ -50,6 +52,13 @@ export interface TestBrowser {
   newPage(): Promise<TestPage>;
   close(): Promise<void>;
 }
+
+/** Runs in the page before its scripts: `Date.now()` reads `at`, then moves on with the real clock. */
+const shiftClock = (at: number) => {
+  const offset = at - Date.now();
+  const now = Date.now.bind(Date);
+  Date.now = () => now() + offset;
+};
 
 /** Launches Debian's Chromium or Firefox ESR, headless. */
 export function launch(name: BrowserName): Promise<TestBrowser> {
@@ -85,6 +94,7 @@ async function launchChromium(): Promise<TestBrowser> {
         attribute: (selector, name) => page.getAttribute(selector, name),
         fill: (selector, value) => page.fill(selector, value),
         click: (selector) => page.click(selector),
+        startClockAt: async (ms) => void (await page.addInitScript(shiftClock, ms)),
       };
     },
   };
@@ -124,6 +134,7 @@ async function launchFirefox(): Promise<TestBrowser> {
           await page.type(selector, value);
         },
         click: (selector) => page.click(selector),
+        startClockAt: async (ms) => void (await page.evaluateOnNewDocument(shiftClock, ms)),
       };
     },
   };
