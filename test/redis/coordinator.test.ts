@@ -1,12 +1,14 @@
 /**
  * The Redis coordinator against a real redis-server: clients with their own Redis connections
- * (as separate processes have) share one rate-limit state for one key. Windows are short and
- * waits are refusals (`maxRetryDelay: 0`) wherever a test can, because Redis keeps real time.
+ * (as separate processes have) share one rate-limit state for one key. Windows are short and a
+ * client's waits are refusals (`maxRetryDelay: 0`) wherever a test can, since a client waits in real
+ * time; where a test lets time pass, it moves the clocks instead ({@link advanceClocks}: this
+ * process's, and Redis', which runs under libfaketime for that).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
 import { createReferenceServer, type BanEvent, type ReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
@@ -67,6 +69,11 @@ async function thirdOfThree(fetch: (request: Request) => Promise<Response>, warn
 async function blockedInRedis(inspector: Awaited<ReturnType<typeof connect>>, prefix: string): Promise<boolean> {
   const [state] = await inspector.keys(`${prefix}:*:state`);
   return state !== undefined && Number(await inspector.hGet(state, 'blockedUntil')) > 0;
+}
+/** How many slots Redis holds in flight for the key under `prefix`. */
+async function inFlightOnRedis(inspector: Awaited<ReturnType<typeof connect>>, prefix: string): Promise<number> {
+  const [slots] = await inspector.keys(`${prefix}:*:slots`);
+  return slots === undefined ? 0 : inspector.zCard(slots);
 }
 /** The key's requests on the server kept to `budget`, with no 429, none inside a Retry-After window, and no ban. */
 function expectWithinBudget(server: ReferenceServer, budget: number): void {
@@ -208,13 +215,35 @@ async function lastRequestHeld() {
   connections.push(inspector);
   return { prefix, connection, other, warnings, held: held as { release: () => void }, inspector };
 }
+/**
+ * How far this process's clocks are from the real ones: `Date.now()` by `date`, `performance.now()`
+ * by `monotonic` (what the coordinator's own pauses and leases run on). Back to the real ones after each test.
+ */
+let shifted: { date: number; monotonic: number; restore: () => void } | undefined;
+afterEach(() => shifted?.restore());
+/** Moves this process's clocks by `date` and `monotonic` ms, on top of any earlier move; returns the undo. */
+function shiftClocks(date: number, monotonic: number): () => void {
+  if (!shifted) {
+    const [realDate, realMonotonic] = [Date.now.bind(Date), performance.now.bind(performance)];
+    const spies = [vi.spyOn(Date, 'now').mockImplementation(() => realDate() + shifted!.date), vi.spyOn(performance, 'now').mockImplementation(() => realMonotonic() + shifted!.monotonic)];
+    shifted = { date: 0, monotonic: 0, restore: () => void (spies.forEach((spy) => spy.mockRestore()), (shifted = undefined)) };
+  }
+  const clocks = shifted;
+  clocks.date += date;
+  clocks.monotonic += monotonic;
+  return () => void ((clocks.date -= date), (clocks.monotonic -= monotonic));
+}
 /** Steps this machine's clock (`Date.now()`) by `ms`, as NTP or a user would; `performance.now()` runs on. Returns the undo. */
-const stepClock = (ms: number) => {
-  const real = Date.now.bind(Date);
-  const clock = vi.spyOn(Date, 'now').mockImplementation(() => real() + ms);
-  return () => clock.mockRestore();
-};
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const stepClock = (ms: number) => shiftClocks(ms, 0);
+/**
+ * Lets `ms` pass without waiting for them: this process's clocks and Redis' (`of`: the tests'
+ * Redis unless told; none for a wait that only this process's own pauses need) move forward
+ * together, in one turn (no reply is read between the two moves), as in a real wait.
+ */
+function advanceClocks(ms: number, of: readonly RedisProcess[] = [redis]): void {
+  shiftClocks(ms, ms);
+  for (const redisProcess of of) redisProcess.advanceClock(ms);
+}
 
 describe('createRedisCoordinator: every process of one key acts as one client', () => {
   it('after a 429 seen by one process, another sends nothing before the window ends', async () => {
@@ -244,8 +273,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const first = await Promise.allSettled([a.listPets(), a.listPets()]);
     expect(first.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toEqual(['api_key_banned', 'rate_limited']);
     for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
-    // The ban's Retry-After (1 s) ends in real time: Redis keeps real time.
-    await sleep(1_100);
+    // The ban's Retry-After (1 s) ends, on Redis' clock and this process's.
+    advanceClocks(1_100);
     for (const client of [a, b]) expect(await client.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     expect(sent()).toBe(2);
   });
@@ -320,7 +349,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await a.observe(answered(0, 300));
     const spent = await b.acquire({ throttle: true, leaseMs: 60_000 });
     expect(spent.kind).toBe('spent');
-    await new Promise((resolve) => setTimeout(resolve, (spent as { waitMs: number }).waitMs + 20));
+    advanceClocks((spent as { waitMs: number }).waitMs + 20);
     const kinds = [(await a.acquire({ throttle: true, leaseMs: 60_000 })).kind, (await b.acquire({ throttle: true, leaseMs: 60_000 })).kind];
     expect(kinds).toEqual(['granted', 'busy']);
   });
@@ -341,7 +370,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   it('once the known window is over, an answer of a running window whose reset is less than 2 s after the ended one\'s (the server\'s clock moved ahead) is the new window: its spent budget holds every process (before: merged into the ended window, so a probe went into a 429)', async () => {
     const [a, b] = await twoCoordinators();
     await a.observe(answered(0, 300));
-    await new Promise((resolve) => setTimeout(resolve, 320));
+    advanceClocks(320);
     await a.observe(answered(0, 1_500));
     for (const coordinator of [a, b]) expect((await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('spent');
   });
@@ -436,7 +465,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       for (let i = 0; i < 10 && next.kind !== 'granted' && next.waitMs === 0; i++) next = await other.acquire({ throttle: true, leaseMs: 5_000 });
       if (next.kind !== 'lost') throw new Error(`expected lost, got ${next.kind}`);
       waits.push(next.waitMs);
-      await new Promise((resolve) => setTimeout(resolve, next.waitMs + 20));
+      advanceClocks(next.waitMs + 20);
     }
     // Half a second, then one, then two, each less the time Redis took to answer (bounds, not
     // timings: a loaded machine only makes them shorter).
@@ -459,7 +488,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await one.observe(answered(50, 100));
     const sent = [];
     for (let i = 0; i < 4; i++) sent.push(await one.acquire({ throttle: true, leaseMs: 5_000 }));
-    await new Promise((resolve) => setTimeout(resolve, 150)); // the window resets while they are in flight
+    advanceClocks(150); // the window resets while they are in flight
     for (const slot of sent) (slot as { release: (unanswered?: boolean) => void }).release(true);
     await connection.ping(); // ran after the releases
     const probe = await other.acquire({ throttle: true, leaseMs: 5_000 });
@@ -482,7 +511,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const waiting = await alive.acquire({ throttle: true, leaseMs: 300 });
     expect(waiting.kind).toBe('busy');
     expect((waiting as { waitMs: number }).waitMs).toBeLessThanOrEqual(300);
-    await new Promise((resolve) => setTimeout(resolve, (waiting as { waitMs: number }).waitMs + 20));
+    advanceClocks((waiting as { waitMs: number }).waitMs + 20);
     expect(await alive.acquire({ throttle: true, leaseMs: 300 })).toMatchObject({ kind: 'granted' });
   });
 
@@ -756,15 +785,16 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   it('Redis wiped while a process holds the last request left: that process gives its slot back to Redis, so the one that found the state lost is not granted it again', async () => {
     // Without the slot restored, Redis (the window restored, no slot in flight) granted the one
     // request left a second time.
-    const { connection, other, warnings, held, inspector } = await lastRequestHeld();
+    const { prefix, connection, other, warnings, held, inspector } = await lastRequestHeld();
     await inspector.flushAll();
     // The wiped Redis grants a probe; the other process sees a new state, and waits a second for
     // every process to restore what it knows, sending nothing.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
-    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    // On Redis again: the window it restored, and the slot the holder restored, in flight.
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+    advanceClocks(1_100);
+    // On Redis again: the window it restored, and the slot the holder restored (once it has heard), in flight.
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
     held.release();
@@ -782,9 +812,10 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // every process to restore what it holds, sending nothing.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
-    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
-    await sleep(1_100);
-    // On Redis again: the slot the holder restored is in flight.
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+    advanceClocks(1_100);
+    // On Redis again: the slot the holder restored (once it has heard) is in flight.
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     held.release();
     await connection.ping(); // the release has run
@@ -808,8 +839,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
     // What it knew is back on Redis: the window, with its 30 left.
     expect(Number(await inspector.hGet(state!, 'remaining'))).toBe(30);
-    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+    advanceClocks(1_100);
     const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(decision.kind).toBe('granted');
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
@@ -941,8 +972,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key: .*older copy/)]);
     expect(await until(() => holderWarnings.length > 0)).toBe(true);
-    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+    advanceClocks(1_100);
     // On Redis again: the window restored, and the holder's slot in flight.
     expect(await inspector.zCard(keys[1]!)).toBe(1);
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
@@ -969,7 +1000,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.flushAll();
     for (const name of await storm(processes, 1)) expect(name).toBe('ThrottledError');
     expect(warnings).toContainEqual(expect.stringMatching(/it lost the rate-limit state/));
-    await sleep(1_100);
+    advanceClocks(1_100);
     for (const name of await storm(processes, 1)) expect(name).toBe('ThrottledError');
     // Back on the copy from before the wipe: its epoch, lost since, and 27 left.
     for (const [key, value] of copy) await (value ? inspector.restore(key, 60_000, value, { REPLACE: true }) : inspector.del(key));
@@ -977,7 +1008,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // Processes started now, whose answers take 100 ms, as over a network.
     const fetch = async (request: Request) => {
       const answer = await server.fetch(request);
-      await sleep(100);
+      await new Promise((resolve) => setTimeout(resolve, 100));
       return answer;
     };
     const late = await Promise.all(Array.from({ length: 3 }, () => processOf(server, prefix, { fetch, maxRetryDelay: 0, maxRetries: 0 }, warnings)));
@@ -1004,7 +1035,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // Its answer, a window of 1 s, reaches Redis and comes back; then the window resets.
     expect(await until(() => patient.rateLimit.getSnapshot() !== undefined)).toBe(true);
     const resetAt = patient.rateLimit.getSnapshot()!.resetAt.getTime();
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, resetAt - Date.now()) + 50));
+    advanceClocks(Math.max(0, resetAt - Date.now()) + 50);
     const before = sent;
     const inspector = await connect(redis.url);
     connections.push(inspector);
@@ -1055,7 +1086,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const { coordinator } = await warmProcessOf(fresh());
     // A 429 blocked the key for 100 ms, over well before the step; 50 of 60 left for 50 s.
     await coordinator.observe({ status: 429, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: 100, banned: false });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    advanceClocks(200);
     const inspector = await connect(redis.url);
     connections.push(inspector);
     await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
@@ -1098,8 +1129,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const undo = stepClock(-3_600_000);
     try {
       await inspector.ping();
-      // The coordinator's own pause before asking Redis again (REJOIN_AFTER_MS, 1 s of real time).
-      await sleep(1_100);
+      // The coordinator's own pause before asking Redis again (REJOIN_AFTER_MS, 1 s).
+      advanceClocks(1_100);
       const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
       (decision as { release: () => void }).release();
       expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
@@ -1117,8 +1148,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     const undo = stepClock(-3_600_000);
     try {
-      // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
-      await sleep(1_100);
+      // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+      advanceClocks(1_100);
       await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
       // Redis is slow: the fallback decides, on the 50 of 60 it knows.
       const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
@@ -1136,10 +1167,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     try {
       await inspector.flushAll();
       expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
-      // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s of real time).
-      await sleep(1_100);
-      const [slots] = await inspector.keys(`${prefix}:*slots`);
-      expect(slots && (await inspector.zCard(slots))).toBe(1);
+      // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+      advanceClocks(1_100);
+      expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
       expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     } finally {
       undo();
@@ -1320,14 +1350,13 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // Every process has heard that answer (pub/sub), and Redis has run what they sent, before the clock steps.
     expect(await until(() => b.rateLimit.getSnapshot() !== undefined)).toBe(true);
     await Promise.all(both.map((connection) => connection.ping()));
-    const real = Date.now.bind(Date);
-    const clock = vi.spyOn(Date, 'now').mockImplementation(() => real() - 300_000);
+    const undo = stepClock(-300_000);
     try {
       await expect(a.listPets()).rejects.toMatchObject({ name: 'RateLimitError' });
       expect(await blockedInRedis(inspector, prefix)).toBe(true);
       await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });
     } finally {
-      clock.mockRestore();
+      undo();
     }
     expect(server.inspect().keys[KEY]).toMatchObject({ requests: 2, insideRetryAfter: 0 });
     expect(warnings).toEqual([]);
@@ -1462,7 +1491,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     connections.push(inspector);
     await inspector.sendCommand(['CLIENT', 'PAUSE', '2500', 'ALL']);
     for (let i = 0; i < 3; i++) {
-      if (i > 0) await sleep(1_100);
+      if (i > 0) advanceClocks(1_100, []); // Redis stays paused
       const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
       (decision as { release: () => void }).release();
     }
@@ -1488,14 +1517,9 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (first as { release: () => void }).release();
     expect(warnings).toEqual([expect.stringMatching(/^@animal-store\/sdk: Redis failed \(.*ECONNREFUSED/)]);
     // A second on: Redis is tried again.
-    const real = performance.now.bind(performance);
-    const clock = vi.spyOn(performance, 'now').mockImplementation(() => real() + 1_100);
-    try {
-      const second = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
-      (second as { release: () => void }).release();
-    } finally {
-      clock.mockRestore();
-    }
+    advanceClocks(1_100, []);
+    const second = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    (second as { release: () => void }).release();
     const inspector = await connect(redis.url);
     connections.push(inspector);
     expect(await listeners(inspector, prefix)).toBe(1);
@@ -1576,7 +1600,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     try {
       // Three decisions more than a second apart: each after the first tries Redis again.
       for (let i = 0; i < 3; i++) {
-        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1_100));
+        if (i > 0) advanceClocks(1_100);
         const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
         expect(decision.kind).toBe('granted');
         (decision as { release: () => void }).release();
@@ -1659,7 +1683,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       if ((await blockedInRedis(inspector, prefix)) && both.every((connection) => connection.isReady)) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    advanceClocks(1_100);
     // Shared again: the 429 a met while Redis was down reached Redis once it was back, so b, which
     // never saw it, sends nothing; a decides through Redis again, and says so.
     await expect(b.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'rate_limited' });

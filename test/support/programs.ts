@@ -23,6 +23,8 @@ export const PROGRAMS = {
   // WebKitGTK has no headless mode: it draws on a virtual X display.
   xvfb: { name: 'Xvfb', usedBy: 'WebKit in the runtime matrix', variable: 'XVFB_PATH', debianPath: '/usr/bin/Xvfb', apt: 'xvfb' },
   redis: { name: 'redis-server', usedBy: 'the Redis tests', variable: 'REDIS_SERVER', debianPath: '/usr/bin/redis-server', apt: 'redis-server' },
+  // Preloaded into the tests' redis-server, so that a test moves Redis' clock instead of waiting for it.
+  libfaketime: { name: 'libfaketime', usedBy: 'the Redis tests', variable: 'LIBFAKETIME', debianPath: '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', apt: 'libfaketime' },
   python: { name: 'Python 3', usedBy: 'the Python suite against the CLI', variable: 'PYTHON3', debianPath: '/usr/bin/python3', apt: 'python3' },
 } satisfies Record<string, Program>;
 
