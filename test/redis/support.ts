@@ -48,15 +48,26 @@ export async function startRedis(options: { dir?: string } = {}): Promise<RedisP
   // Debian's redis-server allocates with jemalloc, which reads the clock while libfaketime is still
   // starting, and hangs (wolfcw/libfaketime#130); libc preloaded after libfaketime gives it glibc's malloc.
   const env = { ...process.env, LD_PRELOAD: `${LIBFAKETIME}:libc.so.6`, FAKETIME_TIMESTAMP_FILE: clock, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+  // A redis-server killed by a signal (stop()) has no exit code, only a signal code.
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   const start = async () => {
     writeClock();
     child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...persistence], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout!.on('data', (chunk) => (out += chunk));
     const deadline = Date.now() + 10_000;
-    while (!out.includes('Ready to accept connections')) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start:\n${out}`);
-      await once(child.stdout!, 'data');
+    // It may die of a signal (a crash under the preload) without a word, or hang: checked each second.
+    const exited = once(child, 'exit');
+    exited.catch(() => {}); // an 'error' (no such program) rejects the race below; after that, nobody awaits it
+    try {
+      while (!out.includes('Ready to accept connections')) {
+        if (Date.now() > deadline || !running()) throw new Error(`redis-server did not start:\n${out}`);
+        await Promise.race([once(child.stdout!, 'data'), exited, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+      }
+    } catch (error) {
+      child.kill('SIGKILL');
+      rmSync(clock, { force: true });
+      throw error;
     }
   };
   await start();
@@ -64,15 +75,15 @@ export async function startRedis(options: { dir?: string } = {}): Promise<RedisP
     url: `redis://127.0.0.1:${port}`,
     start,
     stop: async () => {
-      if (!child || child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
+      if (!running()) return;
+      const exited = once(child!, 'exit');
+      child!.kill('SIGKILL');
       await exited;
       rmSync(clock, { force: true });
     },
     advanceClock: (ms) => {
       offsetMs += ms;
-      if (child?.exitCode === null) writeClock(); // else start() does
+      if (running()) writeClock(); // else start() does
     },
   };
 }
