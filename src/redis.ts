@@ -188,10 +188,10 @@ const FORMAT = '1';
  * slots taken after its own last decision.
  * Returns { kind, waitMs, banned (1: a ban runs), state, processes, slots in flight (after this decision),
  * and for a grant whether it probes an unknown budget (1) }:
- * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late, 5 lost (a lost probe's backoff).
+ * kind 0 granted, 1 blocked, 2 spent, 3 busy, 4 late (Redis' time in place of waitMs), 5 lost (a lost probe's backoff).
  */
 const ACQUIRE = `${NOW}
-${LATE('ARGV[4]', "{4, 0, 0, '', 0, 0}")}
+${LATE('ARGV[4]', "{4, now, 0, '', 0, 0}")}
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 ${SET_TTL('KEYS[3]')}
@@ -716,7 +716,7 @@ class Shared implements RateLimitCoordinator {
   }
 
   /** One decision on Redis; no decision when Redis failed (the caller falls back). Never rejects but with an abort. */
-  async #ask(request: AcquireRequest): Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> {
+  async #ask(request: AcquireRequest, remeasured = false): Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> {
     const { throttle } = request;
     const since = this.#generation;
     const failedAt = this.#failedAt;
@@ -725,7 +725,14 @@ class Shared implements RateLimitCoordinator {
     try {
       const reply = await bounded(take(), this.timeoutMs, request.signal);
       const [kind, waitMs, banned, shared, processes, inFlight, probe] = reply as [number, number, number, string, number, number, number?];
-      if (kind === 4) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+      if (kind === 4) {
+        // Back within the timeout, yet past its deadline by Redis' clock: that clock stepped ahead
+        // of the offset measured (NTP, a failover), the decision was not late. Measured from this
+        // reply, it is asked again, once (before: each decision read as late until an answer came).
+        if (remeasured) throw new Error(`Redis ran the decision more than ${this.timeoutMs} ms late`);
+        this.#monotonic = measure(this.#monotonic, performance.now() - waitMs);
+        return this.#ask(request, true);
+      }
       // Decided on a state that is not the one this process knows (Redis lost that, or this one
       // since, or went back to an older copy of it), or this process fell back meanwhile (a
       // message told it of a lost state, which other processes may not have restored yet): the

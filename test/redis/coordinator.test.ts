@@ -1212,6 +1212,16 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('Redis\' clock steps forward a minute (NTP on its host, a failover to a replica whose clock is ahead): the next decision is still taken on Redis, with no warning (before: each read as run late, "Redis failed", and the process fell back until an answer came)', async () => {
+    const { coordinator, warnings } = await warmProcessOf(fresh());
+    await coordinator.observe(answered(30, 50_000));
+    redis.advanceClock(60_000); // Redis' clock alone
+    const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('granted');
+    (decision as { release: () => void }).release();
+    expect(warnings).toEqual([]);
+  });
+
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);
