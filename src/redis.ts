@@ -573,8 +573,12 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
  * `performance.now()`'s offset from Redis' clock (`kept`), given one more `measured` from a reply.
  * Each measure is late by the reply's trip and the event loop's lag, never early: keep the
  * smallest, let it rise by a millisecond a reply so it follows Redis' clock if that steps back.
+ * A reply to this process's own command, read `tripMs` after it was sent, is late by no more than
+ * that: measured higher still than the offset kept, Redis' clock stepped back, and the measure is
+ * taken at once (at a millisecond a reply, an hour took millions of them).
  */
-const measure = (kept: number | undefined, measured: number) => (kept === undefined ? measured : Math.min(measured, kept + 1));
+const measure = (kept: number | undefined, measured: number, tripMs = Infinity) =>
+  kept === undefined || measured - tripMs > kept ? measured : Math.min(measured, kept + 1);
 
 /** Two times on this machine's clock, converted from Redis' through a measured offset, that are the same. */
 const near = (a: number | undefined, b: number | undefined) => a === b || (a !== undefined && b !== undefined && Math.abs(a - b) < 50);
@@ -723,6 +727,7 @@ class Shared implements RateLimitCoordinator {
     const seen = this.#seen();
     const { take, hold, release } = this.#slot(throttle, request.leaseMs, this.#deadline());
     try {
+      const sentAt = performance.now();
       const reply = await bounded(take(), this.timeoutMs, request.signal);
       const [kind, waitMs, banned, shared, processes, inFlight, probe] = reply as [number, number, number, string, number, number, number?];
       if (kind === 4) {
@@ -737,7 +742,7 @@ class Shared implements RateLimitCoordinator {
       // since, or went back to an older copy of it), or this process fell back meanwhile (a
       // message told it of a lost state, which other processes may not have restored yet): the
       // slot goes back, and it falls back.
-      if (!this.#adopt(shared, seen) || this.#failedAt !== failedAt) {
+      if (!this.#adopt(shared, seen, sentAt) || this.#failedAt !== failedAt) {
         release();
         return { throttle, decision: undefined };
       }
@@ -886,6 +891,7 @@ class Shared implements RateLimitCoordinator {
    */
   #record(hasBudget: '0' | '1' | '2', { budget, blockForMs, banned }: Omit<RateLimitObservation, 'status'>, slots: string[] = [], rolledBack = 0): Promise<void> {
     const seen = this.#seen();
+    const sentAt = performance.now();
     return this.run
       .observe(
         [this.#keys.state, this.#keys.slots],
@@ -903,7 +909,7 @@ class Shared implements RateLimitCoordinator {
           ...slots,
         ],
       )
-      .then((state) => this.#receive(state as string, seen));
+      .then((state) => this.#receive(state as string, seen, sentAt));
   }
 
   /**
@@ -1015,14 +1021,15 @@ class Shared implements RateLimitCoordinator {
    * A message on the channel: a new state or a released slot (`released,<epoch>,<seq>,<in flight>`),
    * and waiters ask again; or a granted slot (`slots,<epoch>,<seq>,<in flight>,<processes>`), which
    * frees nothing. Counts are kept only from the state this process knows. Or the state a script
-   * of this process returned, sent when this process had `seen` what {@link Shared.#seen} says.
+   * of this process returned, sent (at `sentAt`, on `performance.now()`) when this process had
+   * `seen` what {@link Shared.#seen} says.
    */
-  #receive(message: string, seen?: Seen): void {
+  #receive(message: string, seen?: Seen, sentAt?: number): void {
     const [what, epoch, seq, inFlight, processes] = message.split(',');
     if (what === 'slots' || what === 'released') {
       if (this.#current(Number(epoch), Number(seq))) this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
       if (what === 'slots') return;
-    } else this.#adopt(message, seen);
+    } else this.#adopt(message, seen, sentAt);
     this.wake();
   }
 
@@ -1110,12 +1117,12 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * A state published by any process (or returned to this one, `seen` as {@link Shared.#receive}
+   * A state published by any process (or returned to this one, `seen` and `sentAt` as {@link Shared.#receive}
    * says): `limit,remaining,resetAt,blockedUntil,bannedUntil,epoch,seq,now` on Redis' clock. Whether it
    * is of the state this process knows ({@link Shared.#current}); its budget and block are learned
    * either way.
    */
-  #adopt(message: string, seen?: Seen): boolean {
+  #adopt(message: string, seen?: Seen, sentAt?: number): boolean {
     const numbers = message.split(',').map(Number);
     let same = true;
     if (numbers.length === 8 && numbers.every(Number.isFinite)) {
@@ -1138,7 +1145,8 @@ class Shared implements RateLimitCoordinator {
           banned: ban > 0 && ban >= block,
         });
       }
-      const monotonic = (this.#monotonic = measure(this.#monotonic, performance.now() - redisNow));
+      const read = performance.now();
+      const monotonic = (this.#monotonic = measure(this.#monotonic, read - redisNow, sentAt === undefined ? undefined : read - sentAt));
       if (resetAt > 0) {
         // Redis' times on the fallback's clock: this machine's, followed through its steps.
         const offset = monotonic + this.#fallback.now() - performance.now();

@@ -1222,6 +1222,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('Redis\' clock steps back an hour (NTP on its host, a failover to a replica whose clock is behind): rateLimit shows the next answer\'s reset on this machine\'s clock (before: an hour in the past, for millions of replies)', async () => {
+    const { coordinator } = await warmProcessOf(fresh());
+    await coordinator.observe(answered(30, 50_000));
+    redis.advanceClock(-3_600_000); // Redis' clock alone
+    try {
+      await coordinator.observe(answered(20, 40_000));
+      const resetAt = coordinator.getSnapshot()!.resetAt.getTime();
+      expect(Math.abs(resetAt - (Date.now() + 40_000))).toBeLessThan(1_000);
+    } finally {
+      redis.advanceClock(3_600_000); // the tests after this one keep Redis' clock where it was
+    }
+  });
+
   it('a Redis that lost its scripts (SCRIPT FLUSH, a restart) still answers the next decision, with no fallback', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
     const inspector = await connect(redis.url);

@@ -22,9 +22,9 @@ export interface RedisProcess {
   stop(): Promise<void>;
   start(): Promise<void>;
   /**
-   * Moves Redis' clock (TIME, which the scripts read, and its keys' expiry) `ms` forward at once,
-   * across restarts; it never steps back. Synchronous: no reply is read between this and a move of
-   * this process's clocks made in the same turn.
+   * Moves Redis' clock (TIME, which the scripts read, and its keys' expiry) `ms` forward (back if
+   * negative, as NTP may) at once, across restarts. Synchronous: no reply is read between this and a
+   * move of this process's clocks made in the same turn.
    */
   advanceClock(ms: number): void;
 }
@@ -36,13 +36,13 @@ export async function startRedis(options: { dir?: string } = {}): Promise<RedisP
   let child: ChildProcess | undefined;
   // No automatic snapshots either way: a snapshot is taken when a test says SAVE.
   const persistence = options.dir ? ['--dir', options.dir, '--dbfilename', 'dump.rdb'] : [];
-  // Redis' clock, ahead of real time by `offsetMs`: libfaketime reads the offset from this file at
+  // Redis' clock, off real time by `offsetMs`: libfaketime reads the offset from this file at
   // every reading of the time of day. The monotonic clock, which runs Redis' event loop, is left alone.
   const clock = join(tmpdir(), `animal-store-redis-${process.pid}-${port}.faketime`);
   let offsetMs = 0;
   const writeClock = () => {
     // Replaced whole (rename), so that Redis never reads a file half written.
-    writeFileSync(`${clock}.next`, `+${(offsetMs / 1_000).toFixed(3)}`);
+    writeFileSync(`${clock}.next`, `${offsetMs < 0 ? '-' : '+'}${(Math.abs(offsetMs) / 1_000).toFixed(3)}`);
     renameSync(`${clock}.next`, clock);
   };
   // Debian's redis-server allocates with jemalloc, which reads the clock while libfaketime is still
