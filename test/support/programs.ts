@@ -16,6 +16,9 @@ export interface Program {
   apt: string;
 }
 
+/** Debian's directory for this machine's libraries (multiarch): x86_64-linux-gnu, or aarch64-linux-gnu on ARM. */
+const MULTIARCH = `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
+
 export const PROGRAMS = {
   chromium: { name: 'Chromium', usedBy: 'the browser tests', variable: 'CHROMIUM_PATH', debianPath: '/usr/bin/chromium', apt: 'chromium' },
   firefox: { name: 'Firefox', usedBy: 'the browser tests', variable: 'FIREFOX_PATH', debianPath: '/usr/bin/firefox-esr', apt: 'firefox-esr' },
@@ -24,7 +27,7 @@ export const PROGRAMS = {
   xvfb: { name: 'Xvfb', usedBy: 'WebKit in the runtime matrix', variable: 'XVFB_PATH', debianPath: '/usr/bin/Xvfb', apt: 'xvfb' },
   redis: { name: 'redis-server', usedBy: 'the Redis tests', variable: 'REDIS_SERVER', debianPath: '/usr/bin/redis-server', apt: 'redis-server' },
   // Preloaded into the tests' redis-server, so that a test moves Redis' clock instead of waiting for it.
-  libfaketime: { name: 'libfaketime', usedBy: 'the Redis tests', variable: 'LIBFAKETIME', debianPath: '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', apt: 'libfaketime' },
+  libfaketime: { name: 'libfaketime', usedBy: 'the Redis tests', variable: 'LIBFAKETIME', debianPath: `/usr/lib/${MULTIARCH}/faketime/libfaketime.so.1`, apt: 'libfaketime' },
   python: { name: 'Python 3', usedBy: 'the Python suite against the CLI', variable: 'PYTHON3', debianPath: '/usr/bin/python3', apt: 'python3' },
 } satisfies Record<string, Program>;
 
