@@ -889,9 +889,11 @@ class Shared implements RateLimitCoordinator {
    * restore (id, lease left in ms) with the epoch found `rolledBack` (0: none). Resolves once the
    * state it returns is adopted.
    */
-  #record(hasBudget: '0' | '1' | '2', { budget, blockForMs, banned }: Omit<RateLimitObservation, 'status'>, slots: string[] = [], rolledBack = 0): Promise<void> {
+  #record(hasBudget: '0' | '1' | '2', observation: Omit<RateLimitObservation, 'status'>, slots: string[] = [], rolledBack = 0, again = false): Promise<void> {
+    const { budget, blockForMs, banned } = observation;
     const seen = this.#seen();
     const sentAt = performance.now();
+    const [redisSentAt, deadline] = this.#sentAtAndDeadline();
     return this.run
       .observe(
         [this.#keys.state, this.#keys.slots],
@@ -904,12 +906,23 @@ class Shared implements RateLimitCoordinator {
           banned ? '1' : '0',
           this.#keys.channel,
           String(STATE_TTL_MS),
-          ...this.#sentAtAndDeadline(),
+          redisSentAt,
+          deadline,
           String(rolledBack),
           ...slots,
         ],
       )
-      .then((state) => this.#receive(state as string, seen, sentAt));
+      .then((state) => {
+        this.#receive(state as string, seen, sentAt);
+        // Past its deadline by Redis' clock, yet answered within commandTimeoutMs: Redis' clock
+        // stepped ahead (NTP, a failover), the observation was not late. Taken as late, its block
+        // was dated by the old measure of that clock, and may have ended before it ran (a 429
+        // dropped): sent again, once, on the measure this reply gave.
+        const redisNow = Number((state as string).split(',')[7]);
+        if (!again && deadline !== '0' && redisNow > Number(deadline) && performance.now() - sentAt <= this.timeoutMs) {
+          return this.#record(hasBudget, observation, slots, rolledBack, true);
+        }
+      });
   }
 
   /**

@@ -1222,6 +1222,23 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('Redis\' clock steps forward an hour, and the first thing a process tells Redis after is a 429: its block holds every process (before: dated by the old measure of Redis\' clock, it had ended an hour ago, and was dropped)', async () => {
+    const prefix = fresh();
+    const { coordinator } = await warmProcessOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await coordinator.observe(answered(30, 50_000));
+    redis.advanceClock(3_600_000); // Redis' clock alone
+    try {
+      await coordinator.observe({ status: 429, budget: undefined, blockForMs: 5_000, banned: false });
+      const inspector = await connect(redis.url);
+      connections.push(inspector);
+      expect(await blockedInRedis(inspector, prefix)).toBe(true);
+      expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    } finally {
+      redis.advanceClock(-3_600_000); // the tests after this one keep Redis' clock where it was
+    }
+  });
+
   it('Redis\' clock steps back an hour (NTP on its host, a failover to a replica whose clock is behind): rateLimit shows the next answer\'s reset on this machine\'s clock (before: an hour in the past, for millions of replies)', async () => {
     const { coordinator } = await warmProcessOf(fresh());
     await coordinator.observe(answered(30, 50_000));
