@@ -2,7 +2,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import { AbortError, createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
-import { run, settle, START, useReferenceServer } from './harness.js';
+import { failure, run, settle, START, useReferenceServer } from './harness.js';
 import { answering429s } from '../support/answers.js';
 
 const { server, client } = useReferenceServer();
@@ -280,6 +280,14 @@ describe('coordinated rate limiting', () => {
     expect('status' in (outcome as { reason: ThrottledError }).reason).toBe(false);
     expect((outcome as { reason: ThrottledError }).reason.retryAfterMs).toBeGreaterThan(45_000);
     expect(server.inspect().keys['key-ent']!.requests).toBe(5);
+  });
+
+  it("a ThrottledError's retryAt is the instant the spent window resets, on this machine's clock", async () => {
+    const ent = client({ apiKey: 'key-ent', maxRetryDelay: 10_000 });
+    for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
+    const error = await failure(ent.listPets({ limit: 1 }), ThrottledError);
+    // The minute START falls in ends 50 s after it.
+    expect(error.retryAt).toEqual(new Date(START + 50_000));
   });
 
   it('a ThrottledError states maxRetryDelay as given (1500 ms, not "2 s"), and when the call has no waits left it says to raise maxRetries', async () => {
