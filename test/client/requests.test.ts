@@ -4,6 +4,7 @@ import {
   ApiError,
   AuthenticationError,
   BadRequestError,
+  ConnectionError,
   InternalServerError,
   NotFoundError,
   PetStoreClient,
@@ -272,11 +273,28 @@ describe('errors', () => {
     expect(error).toMatchObject({ status: 502, code: 'http_502', body: '<h1>Bad Gateway</h1>' });
   });
 
-  it('a 404 without an Error record (a baseUrl that points elsewhere) names the URL and says to check baseUrl', async () => {
+  it('a 404 without an Error record (a baseUrl that points elsewhere) names the URL without its query and says to check baseUrl', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Not Found</h1>', { status: 404 })));
-    const error = await failure(client({ maxRetries: 0 }).listPets(), NotFoundError);
-    expect(error.message).toContain(`${BASE_URL}/pets`);
-    expect(error.message).toMatch(/check that baseUrl points at the Animal Store API/);
+    const error = await failure(client({ maxRetries: 0 }).listPets({ limit: 5 }), NotFoundError);
+    expect(error.message).toContain(`Nothing answers ${BASE_URL}/pets: check that baseUrl points at the Animal Store API.`);
+  });
+
+  it('an answer without an Error record gets the code its status implies: 400 bad_request, 401 invalid_api_key, 404 not_found', async () => {
+    const bare = (status: number) => () => HttpResponse.html('<h1>Proxy</h1>', { status });
+    mock.use(http.post(`${BASE_URL}/pets`, bare(400)), http.get(`${BASE_URL}/pets`, bare(401)), http.get(`${BASE_URL}/pets/1`, bare(404)));
+    expect(await failure(client().createPet({ name: 'Rex', categoryId: 1 }), BadRequestError)).toMatchObject({ status: 400, code: 'bad_request' });
+    expect(await failure(client().listPets(), AuthenticationError)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    expect(await failure(client().getPet(1), NotFoundError)).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('errors built without a call, as a test double is, name none: an ApiError says only what was answered, a ConnectionError has no method or url, and a PetStoreError serializes to its name and message', () => {
+    const teapot = ApiError.generate({ status: 418, headers: new Headers(), body: '' });
+    expect(teapot.message).toBe('The service answered HTTP 418 without an Error record.');
+    const dropped = new ConnectionError({ message: 'dropped', mayHaveSucceeded: false });
+    expect(dropped).toMatchObject({ name: 'ConnectionError', method: undefined, url: undefined });
+    const plain = new PetStoreError({ message: 'boom' });
+    expect(plain.toJSON()).toStrictEqual({ name: 'PetStoreError', message: 'boom' });
+    expect('cause' in plain).toBe(false);
   });
 
   it('ApiError.generate picks the class for each status', () => {
