@@ -716,6 +716,27 @@ describe('this machine\'s clock stepping (NTP, a VM resumed, a user) ends no wai
     expect(arrivals(remote, 5)[0]).toBeGreaterThanOrEqual(RESET);
   });
 
+  it.each([
+    ['back', -HOUR],
+    ['forward', HOUR],
+  ] as const)('a step %s of an hour after a probe of the unknown budget went unanswered: the next call waits out the half-second backoff, no more and no less, then succeeds', async (_, stepMs) => {
+    const coordinator = createMemoryCoordinator();
+    await loseProbes(coordinator, 1);
+    vi.setSystemTime(Date.now() + stepMs);
+    const started = performance.now();
+    expect(await settle(client({ coordinator }).listPets({ limit: 1 }), { stepMs: 50 })).toMatchObject({ status: 'fulfilled' });
+    expect(performance.now() - started).toBe(500);
+  });
+
+  it('a step forward of an hour while a ban the service announced runs: a call refused inside it still says api_key_banned', async () => {
+    const banned = async () =>
+      Response.json({ code: 'api_key_banned', message: 'banned', status: 429 }, { status: 429, headers: { 'Retry-After': '900' } });
+    const c = client({ fetch: banned });
+    expect(await run(c.listPets())).toMatchObject({ name: 'RateLimitError', code: 'api_key_banned' });
+    vi.setSystemTime(Date.now() + HOUR);
+    expect(await run(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
+  });
+
   it('a step back of an hour while a call waits behind a request in flight: the call still waits at most its timeout, then is a ThrottledError without sending (before: held 34 s, until the request in flight timed out)', async () => {
     let sent = 0;
     const never = () => ((sent++), new Promise<Response>(() => {}));
