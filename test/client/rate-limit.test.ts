@@ -159,6 +159,14 @@ describe('coordinated rate limiting', () => {
     expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
+  it('a bare 408 from a proxy as the first answer does not make the throttle step aside: ten calls on a 5-per-minute key keep to the budget, and none meets a 429', async () => {
+    let answered = 0;
+    const ent = client({ apiKey: 'key-ent', fetch: (request) => (answered++ === 0 ? Promise.resolve(new Response(null, { status: 408 })) : server.fetch(request)) });
+    const outcomes = await settle(Promise.allSettled(Array.from({ length: 10 }, () => ent.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
+    expect(outcomes.status === 'fulfilled' && outcomes.value.map((outcome) => outcome.status)).toEqual(Array(10).fill('fulfilled'));
+    expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 10, rateLimited: 0 });
+  });
+
   it('requests that time out while the server still counts them spend the budget even after faster answers that did not count them yet: two clients sharing a coordinator are not banned', async () => {
     // Before: a timed-out request took one from the known remaining, but the next answer (of a
     // request sent later, handled before the slow one) replaced it with the server's count, which
