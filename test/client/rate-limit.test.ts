@@ -498,6 +498,21 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 5, rateLimited: 0 });
   });
 
+  it('an answer of the running window whose reset is more than 2 s sooner (the server\'s clock moved back, or another instance answered) moves the reset there, and its count binds', async () => {
+    const answers = [
+      { remaining: '3', reset: (START + 50_000) / 1000 },
+      { remaining: '2', reset: (START + 40_000) / 1000 },
+    ];
+    const fetch = async () => {
+      const { remaining, reset } = answers.shift()!;
+      return Response.json([], { headers: { 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': remaining, 'X-RateLimit-Reset': String(reset) } });
+    };
+    const ent = client({ fetch });
+    await run(ent.listPets());
+    await run(ent.listPets());
+    expect(ent.rateLimit.getSnapshot()).toMatchObject({ remaining: 2, resetAt: new Date(START + 40_000) });
+  });
+
   it('rateLimit.getSnapshot returns the same frozen object until a response changes it', async () => {
     const pro = client();
     expect(pro.rateLimit.getSnapshot()).toBeUndefined();
