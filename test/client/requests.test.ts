@@ -267,6 +267,18 @@ describe('errors', () => {
     }
   });
 
+  it('a Retry-After date that does not exist (31 September, hour 24, minute 60, second 61) names no wait, though Date.UTC would roll it into one that does', async () => {
+    const limited = (retryAfter: string) => {
+      const headers = { Date: 'Wed, 30 Sep 2026 12:00:00 GMT', 'Retry-After': retryAfter };
+      mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429, headers })));
+      return failure(client({ maxRetries: 0 }).listPets(), RateLimitError);
+    };
+    expect((await limited('Wed, 30 Sep 2026 12:01:00 GMT')).retryAfterMs).toBe(60_000);
+    for (const impossible of ['Thu, 31 Sep 2026 00:00:00 GMT', 'Wed, 30 Sep 2026 24:00:00 GMT', 'Wed, 30 Sep 2026 12:60:00 GMT', 'Wed, 30 Sep 2026 12:00:61 GMT']) {
+      expect((await limited(impossible)).retryAfterMs, impossible).toBeUndefined();
+    }
+  });
+
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
     const error = await failure(client({ maxRetries: 0 }).listPets(), InternalServerError);
