@@ -32,8 +32,9 @@ function parseFixdate(value: string | null): number | undefined {
   if (!match) return undefined;
   const [, day, month, year, hour, minute, second] = match;
   const ms = Date.UTC(Number(year), MONTHS.indexOf(month!), Number(day), Number(hour), Number(minute), Number(second));
-  // Date.UTC rolls 31 Feb over into March: only a date that reads back the same is real.
-  return new Date(ms).getUTCDate() === Number(day) && Number(hour) < 24 && Number(minute) < 60 && Number(second) < 61 ? ms : undefined;
+  // Date.UTC rolls 31 Feb over into March: only a date that reads back the same is real. An hour
+  // past 23 (at most 99) rolls into another day, so only minutes and seconds need a check.
+  return new Date(ms).getUTCDate() === Number(day) && Number(minute) < 60 && Number(second) < 61 ? ms : undefined;
 }
 
 /** A non-negative decimal integer no longer than `digits`, or `undefined`. */
