@@ -13,7 +13,7 @@ import {
   ResponseValidationError,
   ValidationError,
 } from '@animal-store/sdk';
-import { BASE_URL, failure, run, value, useReferenceServer } from './harness.js';
+import { BASE_URL, failure, run, START, value, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
 
@@ -277,6 +277,14 @@ describe('errors', () => {
     for (const impossible of ['Thu, 31 Sep 2026 00:00:00 GMT', 'Wed, 30 Sep 2026 24:00:00 GMT', 'Wed, 30 Sep 2026 12:60:00 GMT', 'Wed, 30 Sep 2026 12:00:61 GMT']) {
       expect((await limited(impossible)).retryAfterMs, impossible).toBeUndefined();
     }
+  });
+
+  it('a 500 that carries rate-limit headers is not read as the key\'s budget, as no 5xx is: rateLimit still shows none', async () => {
+    const headers = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': String((START + 50_000) / 1000) };
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.json({ code: 'internal_error', message: 'boom', status: 500 }, { status: 500, headers })));
+    const c = client({ maxRetries: 0 });
+    await failure(c.listPets(), InternalServerError);
+    expect(c.rateLimit.getSnapshot()).toBeUndefined();
   });
 
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
