@@ -287,6 +287,14 @@ describe('errors', () => {
     expect(c.rateLimit.getSnapshot()).toBeUndefined();
   });
 
+  it('an IETF RateLimit item with a parameter the client does not use (a partition key) is still read', async () => {
+    const headers = { RateLimit: '"default";r=0;t=3;pk=:YWJj:', 'RateLimit-Policy': '"default";q=5;w=60' };
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.json([], { headers })));
+    const c = client();
+    await value(c.listPets());
+    expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 5, remaining: 0, resetAt: new Date(START + 3_000) });
+  });
+
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
     const error = await failure(client({ maxRetries: 0 }).listPets(), InternalServerError);
