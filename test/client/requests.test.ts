@@ -295,6 +295,16 @@ describe('errors', () => {
     expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 5, remaining: 0, resetAt: new Date(START + 3_000) });
   });
 
+  it('an X-RateLimit-* value that is not a plain decimal count (abc, -1, 1.5, 1e3, 16 digits) makes the budget absent: rateLimit shows none', async () => {
+    for (const remaining of ['abc', '-1', '1.5', '1e3', '1234567890123456']) {
+      const headers = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': remaining, 'X-RateLimit-Reset': String((START + 50_000) / 1000) };
+      mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.json([], { headers })));
+      const c = client();
+      await value(c.listPets());
+      expect(c.rateLimit.getSnapshot(), remaining).toBeUndefined();
+    }
+  });
+
   it('a bare 502 with an HTML body is an InternalServerError', async () => {
     mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.html('<h1>Bad Gateway</h1>', { status: 502 })));
     const error = await failure(client({ maxRetries: 0 }).listPets(), InternalServerError);
