@@ -295,6 +295,35 @@ describe('errors', () => {
     expect(c.rateLimit.getSnapshot()).toMatchObject({ limit: 5, remaining: 0, resetAt: new Date(START + 3_000) });
   });
 
+  it('among several IETF RateLimit policies the one with the fewest requests left binds, whichever comes first, with its own quota; a RateLimit-Policy member that is malformed is skipped', async () => {
+    for (const rateLimit of ['"a";r=1;t=5, "b";r=9;t=30', '"b";r=9;t=30, "a";r=1;t=5']) {
+      const headers = { RateLimit: rateLimit, 'RateLimit-Policy': 'bad policy, "b";q=100;w=60, "a";q=10;w=5' };
+      mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.json([], { headers })));
+      const c = client();
+      const at = Date.now();
+      await value(c.listPets());
+      expect(c.rateLimit.getSnapshot(), rateLimit).toMatchObject({ limit: 10, remaining: 1, resetAt: new Date(at + 5_000) });
+    }
+  });
+
+  it('X-RateLimit-* sent twice (a gateway\'s above the API\'s): the member with the fewest requests left binds, in either order', async () => {
+    const reset = (START + 50_000) / 1000;
+    for (const [limit, remaining] of [['60, 1000', '1, 900'], ['1000, 60', '900, 1']]) {
+      const headers = { 'X-RateLimit-Limit': limit!, 'X-RateLimit-Remaining': remaining!, 'X-RateLimit-Reset': `${reset}, ${reset}` };
+      mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.json([], { headers })));
+      const c = client();
+      await value(c.listPets());
+      expect(c.rateLimit.getSnapshot(), remaining).toMatchObject({ limit: 60, remaining: 1 });
+    }
+  });
+
+  it('a Retry-After with an empty member ("5, ") reads as its other member, and one with a member of 0 beside another ("0, 5") as the other: 5 s either way', async () => {
+    for (const retryAfter of ['5, ', '0, 5']) {
+      mock.use(http.get(`${BASE_URL}/pets`, () => new HttpResponse(null, { status: 429, headers: { 'Retry-After': retryAfter } })));
+      expect((await failure(client({ maxRetries: 0 }).listPets(), RateLimitError)).retryAfterMs, retryAfter).toBe(5_000);
+    }
+  });
+
   it('an X-RateLimit-* value that is not a plain decimal count (abc, -1, 1.5, 1e3, 16 digits) makes the budget absent: rateLimit shows none', async () => {
     for (const remaining of ['abc', '-1', '1.5', '1e3', '1234567890123456']) {
       const headers = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': remaining, 'X-RateLimit-Reset': String((START + 50_000) / 1000) };
