@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
-import { AbortError, createMemoryCoordinator, PetStoreError, ThrottledError, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
+import { AbortError, createMemoryCoordinator, PetStoreError, ThrottledError, type AcquireDecision, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
 import { createReferenceServer } from '@animal-store/sdk/server';
 import { failure, run, settle, START, useReferenceServer } from './harness.js';
 import { answering429s } from '../support/answers.js';
