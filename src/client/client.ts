@@ -605,35 +605,30 @@ export class PetStoreClient {
         log.debug(`${describeCall(call)}: waiting ${waitMs} ms until ${new Date(Date.now() + waitMs).toISOString()} (${why}).`);
         this.#events.emit('wait', { ...call, reason: kind, waitMs, until: new Date(Date.now() + waitMs) });
       };
-      if (kind === 'busy') {
-        // Slots in flight may use up the budget (or are probing an unknown one): ask again when
-        // one is released or a response arrives, for at most busyLimit in all, so that calls
-        // do not queue for a whole timeout each behind a server that does not answer.
+      if (kind === 'busy' || kind === 'lost') {
+        // Waits for answers, bounded by busyLimit in all, and ended by any change (a slot
+        // released, a response, from another call or process):
+        // - busy: slots in flight may use up the budget (or are probing an unknown one), so ask
+        //   again when one is released or a response arrives; calls do not queue for a whole
+        //   timeout each behind a server that does not answer.
+        // - lost: a lost probe's backoff is a wait for answers, not a window. It takes none of the
+        //   call's waits (bounded by maxRetryDelay alone, it refused every retry with maxRetryDelay
+        //   0, and with the defaults nothing bounded a call that waited through probe after lost
+        //   probe), and is refused when longer than what is left.
         busySince ??= now;
         const left = busySince + limit - now;
-        if (left > 0) {
-          // Told once, with what is left of the limit (less than all of it after a lost probe's wait).
-          if (!busyTold) {
+        if (kind === 'busy' ? left > 0 : waitMs <= left) {
+          if (kind === 'lost') {
+            // Told once, not again on each wake-up within the same backoff.
+            if (waitMs > 0 && now >= lostUntil) tell(`${LOST}: the next probe is held back`);
+            lostUntil = now + waitMs;
+          } else if (!busyTold) {
+            // Told once, with what is left of the limit (less than all of it after a lost probe's wait).
             busyTold = true;
             log.debug(`${describeCall(call)}: waiting up to ${left} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it).`);
             this.#events.emit('wait', { ...call, reason: kind, waitMs: left, until: new Date(Date.now() + left) });
           }
           await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
-            throw coordinatorFailed(call, error);
-          });
-          continue;
-        }
-      } else if (kind === 'lost') {
-        // A lost probe's backoff is a wait for answers, not a window: it counts toward busyLimit
-        // with the waits behind requests in flight (bounded by maxRetryDelay alone, it refused
-        // every retry with maxRetryDelay 0, and with the defaults nothing bounded a call that
-        // waited through probe after lost probe), takes none of the call's waits, and any answer
-        // (from another call or process) ends it. Told once, not again on each such wake-up.
-        busySince ??= now;
-        if (now + waitMs - busySince <= limit) {
-          if (waitMs > 0 && now >= lostUntil) tell(`${LOST}: the next probe is held back`);
-          lostUntil = now + waitMs;
-          await sleep(waitMs, signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
             throw coordinatorFailed(call, error);
           });
           continue;
