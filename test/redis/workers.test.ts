@@ -93,15 +93,17 @@ describe('many processes, one key', () => {
       });
     });
     await new Promise<void>((resolve) => door.listen(0, '127.0.0.1', resolve));
-    const env = { BASE_URL: `http://127.0.0.1:${(door.address() as AddressInfo).port}/v1`, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '5', TIMEOUT: '1000', MAX_RETRY_DELAY: '10000' };
+    const env = { BASE_URL: `http://127.0.0.1:${(door.address() as AddressInfo).port}/v1`, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '5', TIMEOUT: '1000', MAX_RETRY_DELAY: '2000' };
     try {
       const doomed = await worker(env);
       for (const end = Date.now() + 10_000; first && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
       doomed.child.kill('SIGKILL');
       await doomed.exited;
-      // Without leases the survivors would wait for the dead worker's slot forever; with them,
-      // the slot comes back after its lease (timeout + 5 s, within their maxRetryDelay of 10 s)
-      // and every call goes through.
+      // Without leases the survivors would wait for the dead worker's slot until their limit for
+      // a wait on answers (their maxRetryDelay, 2 s) and be refused; with them, the slot comes back
+      // after its lease (timeout + 5 s) on Redis' clock, which the test moves past it instead of
+      // waiting, and every call goes through.
+      redis.advanceClock(6_000);
       const survivors = await Promise.all([worker(env), worker(env)]);
       expect(await Promise.all(survivors.map((s) => s.exited))).toEqual([0, 0]);
       for (const s of survivors) expect(result(s.out())).toMatchObject({ ok: 5, other: [] });
