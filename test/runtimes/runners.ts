@@ -107,11 +107,10 @@ const worker :Workerd.Worker = (
   child.stderr.on('data', (chunk) => (stderr += chunk));
   try {
     const url = `http://127.0.0.1:${port}/`;
-    for (let attempt = 0; ; attempt++) {
-      if (child.exitCode !== null || attempt === 100) throw new Error(`workerd did not start:\n${stderr}`);
-      if (await fetch(url).then((response) => response.ok, () => false)) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await poll(
+      () => fetch(url).then((response) => response.ok, () => false),
+      () => (child.exitCode === null ? undefined : `workerd did not start:\n${stderr}`),
+    );
     const response = await fetch(url, { method: 'POST', body: JSON.stringify(config) });
     const report = (await response.json()) as ScenarioReport & { crashed?: unknown };
     if (report.crashed) throw new Error(`the scenario threw in workerd: ${JSON.stringify(report.crashed)}\n${stderr}`);
