@@ -170,9 +170,15 @@ describe('coordinated rate limiting', () => {
     expect(faulty.inspect().keys['key-free']).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   });
 
-  it('a bare 408 from a proxy as the first answer does not make the throttle step aside: ten calls on a 5-per-minute key keep to the budget, and none meets a 429', async () => {
+  it.each([408, 429, 500])('a bare %i (a proxy\'s, a load balancer\'s) as the first answer does not make the throttle step aside: ten calls on a 5-per-minute key keep to the budget, and none meets a 429', async (status) => {
     let answered = 0;
-    const ent = client({ apiKey: 'key-ent', fetch: (request) => (answered++ === 0 ? Promise.resolve(new Response(null, { status: 408 })) : server.fetch(request)) });
+    // Answers take 100 ms, so calls that a throttle stepping aside let out would all be in flight at once.
+    const fetch = async (request: Request) => {
+      if (answered++ === 0) return new Response(null, { status });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return server.fetch(request);
+    };
+    const ent = client({ apiKey: 'key-ent', fetch });
     const outcomes = await settle(Promise.allSettled(Array.from({ length: 10 }, () => ent.listPets({ limit: 1 }))), { stepMs: 1_000, maxSteps: 600 });
     expect(outcomes.status === 'fulfilled' && outcomes.value.map((outcome) => outcome.status)).toEqual(Array(10).fill('fulfilled'));
     expect(server.inspect().keys['key-ent']).toMatchObject({ requests: 10, rateLimited: 0 });
@@ -681,6 +687,26 @@ describe('coordinated rate limiting', () => {
     expect(reported).toEqual([failure]);
     vi.unstubAllGlobals();
   });
+
+  it('answers without rate-limit headers, a step of the clock between them too, leave rateLimit empty: getSnapshot() stays undefined and no listener is called', async () => {
+    const bare = client({ fetch: async () => Response.json([]) });
+    const seen: (RateLimitState | undefined)[] = [];
+    bare.rateLimit.subscribe((state) => seen.push(state));
+    expect(await run(bare.listPets())).toEqual([]);
+    vi.setSystemTime(Date.now() + 3_600_000);
+    expect(await run(bare.listPets())).toEqual([]);
+    expect(bare.rateLimit.getSnapshot()).toBeUndefined();
+    expect(seen).toEqual([]);
+  });
+
+  it('a request of the running window that times out shows in rateLimit at once: the remaining budget drops by one', async () => {
+    let n = 0;
+    const ent = client({ apiKey: 'key-ent', timeout: 1_000, maxRetries: 0, fetch: (request) => (n++ === 0 ? server.fetch(request) : new Promise<Response>(() => {})) });
+    await run(ent.listPets({ limit: 1 }));
+    expect(ent.rateLimit.getSnapshot()?.remaining).toBe(4);
+    expect(await run(ent.listPets({ limit: 1 }))).toMatchObject({ name: 'TimeoutError' });
+    expect(ent.rateLimit.getSnapshot()?.remaining).toBe(3);
+  });
 });
 
 describe('this machine\'s clock stepping (NTP, a VM resumed, a user) ends no wait early and draws none out', () => {
@@ -744,8 +770,13 @@ describe('this machine\'s clock stepping (NTP, a VM resumed, a user) ends no wai
     const ent = client({ apiKey: 'key-ent', fetch: (request) => remote.fetch(request) });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
     expect(ent.rateLimit.getSnapshot()?.remaining).toBe(0);
+    const left = RESET - Date.now();
     vi.setSystemTime(Date.now() + stepMs);
-    expect(await run(ent.listPets({ limit: 1 }))).toHaveLength(1);
+    const next = ent.listPets({ limit: 1 });
+    await vi.advanceTimersByTimeAsync(0);
+    // What rateLimit shows moved with the clock: the window still resets as long from now.
+    expect(ent.rateLimit.getSnapshot()!.resetAt.getTime() - Date.now()).toBe(left);
+    expect(await run(next)).toHaveLength(1);
     expect(remote.inspect().keys['key-ent']).toEqual({ requests: 6, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
     expect(arrivals(remote, 5)[0]).toBeGreaterThanOrEqual(RESET);
   });
@@ -784,5 +815,54 @@ describe('this machine\'s clock stepping (NTP, a VM resumed, a user) ends no wai
     expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
     expect(performance.now() - started).toBe(2_000);
     expect(sent).toBe(1);
+  });
+});
+
+describe('createMemoryCoordinator() driven directly, as a coordinator of the user\'s own that wraps it does', () => {
+  const request = { throttle: true, leaseMs: 5_000 };
+  const answer = (budget?: { limit: number; remaining: number; resetInMs: number }) => ({ status: 200, budget, blockForMs: undefined, banned: false });
+  const kinds = (coordinator: RateLimitCoordinator, count: number) =>
+    Array.from({ length: count }, () => (coordinator.acquire(request) as AcquireDecision).kind);
+
+  it('a slot released without an argument counts as answered, and a slot released twice counts once', () => {
+    const coordinator = createMemoryCoordinator();
+    coordinator.observe(answer({ limit: 5, remaining: 2, resetInMs: 60_000 }));
+    const slot = coordinator.acquire(request) as Extract<AcquireDecision, { kind: 'granted' }>;
+    slot.release();
+    slot.release();
+    expect(coordinator.getSnapshot()?.remaining).toBe(2);
+    expect(kinds(coordinator, 3)).toEqual(['granted', 'granted', 'busy']);
+  });
+
+  it('an answer without rate-limit headers while an announced window runs leaves the throttle on; one after that window is over steps it aside', () => {
+    const coordinator = createMemoryCoordinator();
+    coordinator.observe(answer({ limit: 5, remaining: 0, resetInMs: 60_000 }));
+    coordinator.observe(answer());
+    expect(coordinator.acquire(request)).toEqual({ kind: 'spent', waitMs: 60_000 });
+    vi.advanceTimersByTime(60_000);
+    coordinator.observe(answer());
+    expect(kinds(coordinator, 3)).toEqual(['granted', 'granted', 'granted']);
+  });
+
+  it('an answer whose window ends later with no more left than the running one (the day\'s quota spent) moves the reset there: calls wait for it, not for the minute\'s reset', () => {
+    const coordinator = createMemoryCoordinator();
+    coordinator.observe(answer({ limit: 5, remaining: 0, resetInMs: 30_000 }));
+    coordinator.observe(answer({ limit: 100, remaining: 0, resetInMs: 3_600_000 }));
+    expect(coordinator.acquire(request)).toEqual({ kind: 'spent', waitMs: 3_600_000 });
+    expect(coordinator.getSnapshot()).toEqual({ limit: 100, remaining: 0, resetAt: new Date(START + 3_600_000) });
+  });
+
+  it('an answer whose reset has already passed, arriving while a spent window runs, is a late answer of an ended window: the running window still holds calls back until its reset', () => {
+    const coordinator = createMemoryCoordinator();
+    coordinator.observe(answer({ limit: 5, remaining: 0, resetInMs: 30_000 }));
+    coordinator.observe(answer({ limit: 5, remaining: 5, resetInMs: 0 }));
+    expect(coordinator.acquire(request)).toEqual({ kind: 'spent', waitMs: 30_000 });
+  });
+
+  it('an answer of the same window with another limit (the plan changed) shows the new limit, and the lowest remaining still binds', () => {
+    const coordinator = createMemoryCoordinator();
+    coordinator.observe(answer({ limit: 60, remaining: 5, resetInMs: 60_000 }));
+    coordinator.observe(answer({ limit: 300, remaining: 7, resetInMs: 60_000 }));
+    expect(coordinator.getSnapshot()).toMatchObject({ limit: 300, remaining: 5 });
   });
 });
