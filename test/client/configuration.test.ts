@@ -41,7 +41,7 @@ describe('configuration', () => {
   });
 
   it('a relative baseUrl resolves against the page\'s address where there is one (a browser app behind its own proxy)', async () => {
-    expect(() => client({ baseUrl: '/api/v1' })).toThrow(/is not a URL/);
+    expect(() => client({ baseUrl: '/api/v1' })).toThrow('is not a URL. Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").');
     vi.stubGlobal('location', { href: 'https://petstore.test/app/page.html' });
     try {
       const seen: string[] = [];
@@ -69,6 +69,7 @@ describe('configuration', () => {
   it('an apiKey that is not a string, or that starts with "Bearer ", is a ValidationError that says what to pass and does not quote it', () => {
     expect(() => client({ apiKey: 12345 as never })).toThrow('apiKey must be a string; got a number.');
     expect(() => client({ apiKey: { key: 'sk_live_SECRET' } as never })).toThrow('apiKey must be a string; got an object.');
+    expect(() => client({ apiKey: ['sk_live_SECRET'] as never })).toThrow('apiKey must be a string; got an array.');
     for (const apiKey of ['Bearer sk_live_SECRET', 'bearer  sk_live_SECRET']) {
       expect(() => client({ apiKey })).toThrow('apiKey must be the key alone, without "Bearer ": the client sends "Authorization: Bearer <apiKey>" itself.');
       expect(() => client({ apiKey })).not.toThrow(/SECRET/);
@@ -79,13 +80,18 @@ describe('configuration', () => {
     expect(() => client({ baseUrl: 'localhost:4010/v1' })).toThrow('got the scheme "localhost:". Did you mean "http://localhost:4010/v1"?');
     expect(() => client({ baseUrl: '127.0.0.1:4010/v1' })).toThrow('is not a URL. Did you mean "http://127.0.0.1:4010/v1"?');
     expect(() => client({ baseUrl: 'petstore.example/v1' })).toThrow('is not a URL. Did you mean "https://petstore.example/v1"?');
+    expect(() => client({ baseUrl: 'localhost:4010' })).toThrow('got the scheme "localhost:". Did you mean "http://localhost:4010"?');
     // Nothing that looks like a host: no guess.
     expect(() => client({ baseUrl: 'mailto:x' })).toThrow(/got the scheme "mailto:"\.$/);
+    expect(() => client({ baseUrl: 'api/v1' })).toThrow('is not a URL. Use an absolute one such as');
   });
 
   it('a baseUrl with credentials or a scheme other than http(s) is refused without echoing the password', () => {
     expect(() => client({ baseUrl: 'https://user:hunter2@petstore.test/v1' })).toThrow(/must not hold credentials/);
     expect(() => client({ baseUrl: 'https://user:hunter2@petstore.test/v1' })).not.toThrow(/hunter2/);
+    // A user name alone (a key put there) is a credential too.
+    expect(() => client({ baseUrl: 'https://sk_live_SECRET@petstore.test/v1' })).toThrow(/must not hold credentials/);
+    expect(() => client({ baseUrl: 'https://sk_live_SECRET@petstore.test/v1' })).not.toThrow(/SECRET/);
     expect(() => client({ baseUrl: 'ftp://petstore.test/v1' })).toThrow(/must be an http or https URL/);
     expect(() => client({ baseUrl: 'javascript:alert(1)//v1' })).toThrow(ValidationError);
   });
@@ -115,6 +121,14 @@ describe('configuration', () => {
     expect(signal).toBeInstanceOf(ValidationError);
     expect((signal as Error).message).toBe('listPets options: signal must be an AbortSignal.');
     expect(server.inspect().keys['key-pro']).toBeUndefined();
+  });
+
+  it('options whose getter throws are a ValidationError that says so, with what it threw as its cause', () => {
+    const bug = new Error('getter bug');
+    const error = (() => { try { new PetStoreClient({ get apiKey(): string { throw bug; } }); } catch (e) { return e as ValidationError; } })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error?.message).toBe('PetStoreClient options could not be read (a getter or proxy threw); see the error\'s cause.');
+    expect(error?.cause).toBe(bug);
   });
 
   it('a coordinator whose bind throws is a ValidationError that says so, with what it threw as its cause', () => {
@@ -190,6 +204,60 @@ describe('configuration', () => {
     expect(server.inspect().keys['key-pro']).toBeUndefined();
   });
 
+  it('the API key passed in place of the options is a ValidationError saying they must be an object, which does not quote it', () => {
+    expect(() => new PetStoreClient('sk_live_SECRET' as never)).toThrow('PetStoreClient options must be an object, such as { apiKey, baseUrl, maxRetries, timeout }.');
+    expect(() => new PetStoreClient('sk_live_SECRET' as never)).not.toThrow(/SECRET/);
+  });
+
+  it('a ValidationError of the options names the one at fault in its issue\'s path', async () => {
+    const cases: [() => unknown, string][] = [
+      [() => new PetStoreClient(null as never), 'options'],
+      [() => client({ apiKey: 12345 as never }), 'apiKey'],
+      [() => client({ apiKey: 'Bearer key-pro' }), 'apiKey'],
+      [() => client({ apiKey: 'key pro' }), 'apiKey'],
+      [() => client({ baseUrl: 'petstore.test/v1' }), 'baseUrl'],
+      [() => client({ baseUrl: 'https://user:pw@petstore.test/v1' }), 'baseUrl'],
+      [() => client({ baseUrl: 'ftp://petstore.test/v1' }), 'baseUrl'],
+      [() => client({ baseUrl: 'https://petstore.test/v2' }), 'baseUrl'],
+      [() => client({ throttle: 'no' as never }), 'throttle'],
+      [() => client({ headers: { 'X Trace': 'a' } }), 'headers'],
+      [() => client({ headers: { Authorization: 'Bearer key-pro' } }), 'headers'],
+      [() => client({ coordinator: { bind: () => 1 } as never }), 'coordinator'],
+    ];
+    for (const [make, path] of cases) {
+      let error: unknown;
+      try {
+        make();
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).issues).toEqual([{ code: 'custom', path: [path], message: (error as Error).message, input: undefined }]);
+    }
+  });
+
+  it('a baseUrl of thousands of characters is quoted cut short in its ValidationError', () => {
+    const long = 'a'.repeat(5_000);
+    for (const baseUrl of [`petstore.example/${long}/v1`, `localhost:4010/${long}/v1`, `${long}:x/v1`]) {
+      expect(() => client({ baseUrl })).toThrow(ValidationError);
+      expect(() => client({ baseUrl })).not.toThrow(/a{250}/);
+    }
+  });
+
+  it('a baseUrl with trailing slashes after /v1 is the same base URL', async () => {
+    const seen: string[] = [];
+    const c = client({ baseUrl: `${BASE_URL}//`, fetch: (request) => (seen.push(request.url), server.fetch(request)) });
+    expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+    expect(seen).toEqual([`${BASE_URL}/pets?limit=1`]);
+  });
+
+  it("a call's numeric options are checked when headers come with them: { headers, timeout: -1 } is a ValidationError, and nothing is sent", async () => {
+    const error = await run(client().listPets({}, { headers: { 'X-Trace': 'a' }, timeout: -1 }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/^listPets options: timeout must be greater than 0/);
+    expect(server.inspect().keys['key-pro']).toBeUndefined();
+  });
+
   it('a misspelt per-call option is a ValidationError before anything is sent', async () => {
     const c = client();
     const error = await run(c.listPets({}, { retries: 1 } as object));
@@ -239,6 +307,8 @@ describe('configuration', () => {
   it('a bad value read from PETSTORE_API_KEY or PETSTORE_BASE_URL is a ValidationError that names the environment variable', () => {
     vi.stubEnv('PETSTORE_API_KEY', 'key-pro\n');
     expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/PETSTORE_API_KEY/);
+    vi.stubEnv('PETSTORE_API_KEY', 'Bearer key-pro');
+    expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow('apiKey (read from the PETSTORE_API_KEY environment variable) must be the key alone');
     vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
     vi.stubEnv('PETSTORE_BASE_URL', 'https://petstore.test');
     expect(() => new PetStoreClient()).toThrow(ValidationError);
@@ -321,7 +391,7 @@ describe('the API key never leaks', () => {
   it('a header value fetch refuses throws ValidationError, at construction or before the call sends anything, without echoing the value', async () => {
     const secret = 'sk_live_SECRETk3y\r\nX-Injected: 1';
     expect(() => client({ headers: { 'X-Trace': secret } })).toThrow(ValidationError);
-    expect(() => client({ headers: { 'X-Trace': secret } })).toThrow(/headers/);
+    expect(() => client({ headers: { 'X-Trace': secret } })).toThrow('PetStoreClient options: headers must be names and values fetch accepts');
     const { seen, fetch } = recordingFetch();
     const error = await run(client({ fetch }).listPets({}, { headers: { 'X-Trace': secret } }));
     expect(error).toBeInstanceOf(ValidationError);
