@@ -98,6 +98,30 @@ describe('logs', () => {
     expect(() => client({ logger, logLevel: 'loud' as never })).toThrow(/logLevel must be one of "off", "error", "warn", "info", "debug"/);
   });
 
+  it('a PETSTORE_LOG of thousands of characters is quoted cut short in its warning', async () => {
+    const { lines, logger } = recorder();
+    vi.stubEnv('PETSTORE_LOG', 'x'.repeat(5_000));
+    await run(client({ logger }).listPets());
+    expect(lines).toEqual([{ level: 'warn', text: `The PETSTORE_LOG environment variable is "${'x'.repeat(40)}", which is not one of off, error, warn, info, debug: logging at warn, the default.` }]);
+  });
+
+  it('a logLevel set in code leaves PETSTORE_LOG unread: one that is no level is not warned about', async () => {
+    const { lines, logger } = recorder();
+    vi.stubEnv('PETSTORE_LOG', 'loud');
+    await run(client({ logger, logLevel: 'info' }).listPets());
+    expect(lines).toEqual([]);
+  });
+
+  it.each(['warn', 'error', 'off'] as const)('logLevel %s logs nothing below it: a retry after a 503 makes no line', async (logLevel) => {
+    const { lines, logger } = recorder();
+    let sent = 0;
+    const fetch = async (request: Request) =>
+      ++sent === 1 ? Response.json({ code: 'service_unavailable', message: 'Down for a moment.', status: 503 }, { status: 503 }) : server.fetch(request);
+    expect(await run(client({ fetch, logLevel, logger }).listPets({ limit: 1 }))).toHaveLength(1);
+    expect(sent).toBe(2);
+    expect(lines).toEqual([]);
+  });
+
   it('a deprecation reaches a logger of the user\'s own at warn, in addition to the warning', async () => {
     const { lines, logger } = recorder();
     const onDeprecation = vi.fn();
@@ -286,10 +310,11 @@ describe('request ids and messages', () => {
     });
   });
 
-  it('every request names the SDK and its version in User-Agent (Node)', async () => {
+  it('every request names the SDK and its version in User-Agent (Node), and accepts JSON', async () => {
     const seen: (string | null)[] = [];
-    await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent')), server.fetch(request)) }).listPets());
+    await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent'), request.headers.get('Accept')), server.fetch(request)) }).listPets());
     expect(seen[0]).toMatch(/^@animal-store\/sdk\/\d+\.\d+\.\d+\S* \(node\/\d+\.\d+\.\d+\)$/);
+    expect(seen[1]).toBe('application/json');
   });
 
   it("a User-Agent or Accept in the client's headers option is sent as given, as a call's is (before: the SDK's own replaced it without a word)", async () => {
