@@ -359,13 +359,15 @@ function schemeless(raw: string): string | undefined {
  * password, nor the API key (a proxy's base URL may hold it: `https://proxy.example/KEY/v1`).
  */
 function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string) => string): URL {
+  // A URL is quoted cut short: a base URL of thousands of characters made a message as long.
+  const quote = (text: string) => `"${redact(text).slice(0, 200)}"`;
   let url: URL;
   try {
     url = new URL(raw, pageUrl());
   } catch {
     const meant = schemeless(String(raw));
-    const hint = meant ? `Did you mean "${redact(meant).slice(0, 200)}"?` : 'Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").';
-    throw configError(`baseUrl "${redact(String(raw)).slice(0, 200)}"${source} is not a URL. ${hint}`, 'baseUrl');
+    const hint = meant ? `Did you mean ${quote(meant)}?` : 'Use an absolute one such as "https://<host>/v1" (or, in a browser, a path such as "/api/v1").';
+    throw configError(`baseUrl ${quote(String(raw))}${source} is not a URL. ${hint}`, 'baseUrl');
   }
   if (url.username || url.password) {
     throw configError(`baseUrl${source} must not hold credentials (user:password@). The client authenticates with apiKey; pass the URL without them.`, 'baseUrl');
@@ -373,12 +375,12 @@ function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     // `localhost:4010/v1` parses, with `localhost:` for its scheme: a host whose scheme was left out.
     const meant = schemeless(String(raw));
-    const hint = meant ? ` Did you mean "${redact(meant).slice(0, 200)}"?` : '';
+    const hint = meant ? ` Did you mean ${quote(meant)}?` : '';
     throw configError(`baseUrl${source} must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".${hint}`, 'baseUrl');
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1') || url.search || url.hash) {
-    throw configError(`baseUrl "${redact(url.href)}"${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
+    throw configError(`baseUrl ${quote(url.href)}${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
   }
   url.pathname = `${path}/`;
   // An empty query or fragment (`…/v1?`) reads as none above, but stays in href, which every

@@ -238,7 +238,7 @@ describe('configuration', () => {
 
   it('a baseUrl of thousands of characters is quoted cut short in its ValidationError', () => {
     const long = 'a'.repeat(5_000);
-    for (const baseUrl of [`petstore.example/${long}/v1`, `localhost:4010/${long}/v1`, `${long}:x/v1`]) {
+    for (const baseUrl of [`petstore.example/${long}/v1`, `localhost:4010/${long}/v1`, `${long}:x/v1`, `https://petstore.example/${long}/v2`]) {
       expect(() => client({ baseUrl })).toThrow(ValidationError);
       expect(() => client({ baseUrl })).not.toThrow(/a{250}/);
     }
