@@ -1707,6 +1707,29 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   }, 30_000);
 
+  it('Redis down while a window runs whose budget is spent, with more processes than its limit: a fallen-back call is told to wait for the reset, not to ask again in a second', async () => {
+    const server = budgetServer(2);
+    const prefix = fresh();
+    // Four processes counted on Redis, on a limit of 2: two warmed, and the two that spend the budget.
+    await warmProcessOf(prefix);
+    await warmProcessOf(prefix);
+    const a = await processOf(server, prefix, { maxRetryDelay: 0 });
+    const b = await processOf(server, prefix, { maxRetryDelay: 0 });
+    expect(await a.listPets()).toEqual([]);
+    expect(await b.listPets()).toEqual([]);
+    await redis.stop();
+    try {
+      const error = await a.listPets().catch((caught: unknown) => caught);
+      // The window still runs (its reset a minute's end away), so its limit is not a new window's
+      // unknown budget: the fallback's own decision stands, spent until the reset.
+      expect(error).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+      expect((error as ThrottledError).retryAfterMs).toBeGreaterThan(2_000);
+      expect(server.inspect().keys[KEY]!.requests).toBe(2);
+    } finally {
+      await redis.start();
+    }
+  }, 30_000);
+
   it('Redis down: calls still settle, one warning says so; Redis back: a 429 met meanwhile reaches every process, coordination resumes, and says so', async () => {
     const server = budgetServer(1);
     const prefix = fresh();
