@@ -291,7 +291,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
    * Answers synchronously where it can: only reading a body waits (see bench/server-throughput.mjs).
    * `method` is upper-case, with HEAD already dispatched as GET; `at` is when the request is acted on.
    */
-  function handle(request: Incoming, method: string, exchange: Exchange, { store, limiter }: Generation, at: number, force: number | undefined): Reply | Promise<Reply> {
+  function handle(request: Incoming, method: string, exchange: Exchange, { store, limiter }: Generation, at: number): Reply | Promise<Reply> {
     const pathname = request.url.pathname;
     const admin = adminPath(pathname);
     const adminServed = admin !== undefined && config.admin;
@@ -323,11 +323,6 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
         anonymous(at),
         at,
       );
-    }
-
-    if (force !== undefined) {
-      exchange.forced = true;
-      return forced(force, at);
     }
 
     let admission: Admission;
@@ -385,17 +380,16 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
 
   /**
    * Answers a request, HEAD dispatched as GET (its body is dropped in `close`, with every other
-   * answer's), acting on it at `at`: when it arrived, unless something held it since. `force` is
-   * its {@link forcedCode}, read once by `serve` (a request that drew a fault has none).
+   * answer's), acting on it at `at`: when it arrived, unless something held it since.
    */
-  function answer(request: Incoming, exchange: Exchange, generation: Generation, at = exchange.at, force?: number): Reply | Promise<Reply> {
+  function answer(request: Incoming, exchange: Exchange, generation: Generation, at = exchange.at): Reply | Promise<Reply> {
     const method = request.method.toUpperCase();
     // A safety net only: no known input reaches it (the fuzz suite checks), and a 500 is still
     // a valid Error record rather than a thrown exception.
     const failed = () => error(500, 'internal_error', 'The reference server failed unexpectedly. Please report this with the request that caused it.');
     let reply: Reply | Promise<Reply>;
     try {
-      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange, generation, at, force);
+      reply = handle(request, method === 'HEAD' ? 'GET' : method, exchange, generation, at);
     } catch {
       return failed();
     }
@@ -454,11 +448,17 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const exchange = open(request);
     const generation = current;
     const journal = journalFor(request);
+    // Preflights and a served admin API (no journal) are answered as they are: never forced, never faulted.
+    const plain = request.method !== 'OPTIONS' && journal !== undefined;
     // A forced answer is what the test asked for, and changes nothing: not even the draw.
-    const force = forcedCode(request);
-    const fault = !config.faults || request.method === 'OPTIONS' || !journal || /\/openapi\.json$/.test(pathname) || force !== undefined ? undefined : planFault();
+    const force = plain ? forcedCode(request) : undefined;
+    if (force !== undefined) {
+      exchange.forced = true;
+      return close(forced(force, exchange.at), exchange, journal);
+    }
+    const fault = config.faults && plain && !/\/openapi\.json$/.test(pathname) ? planFault() : undefined;
     if (!fault) {
-      const reply = answer(request, exchange, generation, undefined, force);
+      const reply = answer(request, exchange, generation);
       return reply instanceof Promise ? reply.then((r) => close(r, exchange, journal)) : close(reply, exchange, journal);
     }
     exchange.fault = fault.kind;

@@ -620,6 +620,16 @@ describe('forced answers: Prefer: code=…', () => {
     expect(await drawn(mixed)).toEqual(expected);
   });
 
+  it('a preflight (OPTIONS) is answered as one, Prefer: code=… or not: 204 with the allowed methods, nothing forced', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const response = await server.fetch(new Request('http://a.test/v1/pets', { method: 'OPTIONS', headers: { Prefer: 'code=503' } }));
+    expect(response.status).toBe(204);
+    expect(response.headers.get('Allow')).toContain('POST');
+    expect(response.headers.get('Preference-Applied')).toBeNull();
+    expect(server.requests()[0]).toMatchObject({ method: 'OPTIONS', status: 204 });
+    expect(server.requests()[0]!.forced).toBeUndefined();
+  });
+
   it('a preference for any other status, or none, is ignored as RFC 7240 asks', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     for (const prefer of ['code=418', 'code=200', 'respond-async', 'code=4299', 'xcode=429']) {
