@@ -225,12 +225,21 @@ describe('events', () => {
     expect(lines).toContainEqual({ level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting up to 10000 ms for the answers of requests in flight \(they may use up the rate-limit budget, or are probing it\)\.$/) });
   });
 
-  it('an event the client does not emit (a misspelt one, from JavaScript) or a listener that is not a function is a ValidationError', () => {
+  it('an event the client does not emit (a misspelt one, from JavaScript) or a listener that is not a function is a ValidationError whose issue names the argument', () => {
     const c = client();
     expect(() => c.on('responses' as never, () => {})).toThrow(ValidationError);
-    expect(() => c.on('responses' as never, () => {})).toThrow('client.on(): unknown event "responses" (did you mean "response"?). The events are request, response, retry, wait.');
-    expect(() => c.on('error' as never, () => {})).toThrow('client.on(): unknown event "error". The events are request, response, retry, wait.');
-    expect(() => c.on('response', 'log' as never)).toThrow('client.on("response"): the listener must be a function.');
+    expect(() => c.on('responses' as never, () => {})).toThrow(
+      expect.objectContaining({
+        message: 'client.on(): unknown event "responses" (did you mean "response"?). The events are request, response, retry, wait.',
+        issues: [expect.objectContaining({ path: ['event'] })],
+      }),
+    );
+    expect(() => c.on('error' as never, () => {})).toThrow(expect.objectContaining({ message: 'client.on(): unknown event "error". The events are request, response, retry, wait.' }));
+    // A name pasted from elsewhere is quoted cut to 40 characters.
+    expect(() => c.on('x'.repeat(1000) as never, () => {})).toThrow(expect.objectContaining({ message: `client.on(): unknown event "${'x'.repeat(40)}". The events are request, response, retry, wait.` }));
+    expect(() => c.on('response', 'log' as never)).toThrow(
+      expect.objectContaining({ message: 'client.on("response"): the listener must be a function.', issues: [expect.objectContaining({ path: ['listener'] })] }),
+    );
   });
 
   it('a listener that throws is reported and changes nothing; the listener after it still runs; off() stops it', async () => {
