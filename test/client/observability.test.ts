@@ -42,15 +42,19 @@ describe('logs', () => {
     expect(lines.find((l) => l.text.includes('waiting'))?.text).toMatch(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(a 429 asked every client to wait\)\.$/);
   });
 
-  it('a retry\'s info line names the call once, then says what failed', async () => {
+  // Math.random is fixed: a full-jitter backoff drawn as 0 ms (one draw in 500) has no "in … ms".
+  it.each([
+    [0.5, 'retry 1 of 2 in 250 ms after'],
+    [0, 'retry 1 of 2 after'],
+  ])('a retry\'s info line names the call once, then says what failed, and its delay when it has one (Math.random %s)', async (random, says) => {
     const { lines, logger } = recorder();
+    const spy = vi.spyOn(Math, 'random').mockReturnValue(random);
+    onTestFinished(() => spy.mockRestore());
     let sent = 0;
     const fetch = async (request: Request) =>
       ++sent === 1 ? Response.json({ code: 'service_unavailable', message: 'Down for a moment.', status: 503 }, { status: 503 }) : server.fetch(request);
     await run(client({ fetch, logLevel: 'info', logger }).listPets({ limit: 1 }));
-    expect(lines).toEqual([
-      { level: 'info', text: expect.stringMatching(/^listPets \(GET \/pets\): retry 1 of 2 in \d+ ms after InternalServerError: Down for a moment\.$/) },
-    ]);
+    expect(lines).toEqual([{ level: 'info', text: `listPets (GET /pets): ${says} InternalServerError: Down for a moment.` }]);
   });
 
   it('logLevel debug: an attempt that fails without a response has no line of its own; its retry\'s info line tells of it, the next attempt\'s debug line follows', async () => {
@@ -220,7 +224,7 @@ describe('events', () => {
     c.on('wait', (payload) => void waits.push(payload));
     await run(Promise.all([c.listPets({ limit: 1 }), c.listPets({ limit: 2 })]));
     expect(waits).toEqual([
-      expect.objectContaining({ operation: 'listPets', url: expect.stringMatching(/limit=2$/), reason: 'busy', waitMs: 10_000, until: expect.any(Date) }),
+      expect.objectContaining({ operation: 'listPets', url: expect.stringMatching(/limit=2$/), reason: 'busy', waitMs: 10_000, until: new Date(START + 10_000) }),
     ]);
     expect(lines).toContainEqual({ level: 'debug', text: expect.stringMatching(/^listPets \(GET \/pets\): waiting up to 10000 ms for the answers of requests in flight \(they may use up the rate-limit budget, or are probing it\)\.$/) });
   });
