@@ -472,19 +472,23 @@ describe('coordinated rate limiting', () => {
     expect(server.inspect().keys['key-ent']!.requests).toBe(5);
   });
 
-  it('a signal aborted while the coordinator grants the slot sends nothing, and the slot is released', async () => {
+  // The abort lands after the coordinator decided: in a decision it answers as a promise, or
+  // at once, before the attempt listens to the signal.
+  it.each([
+    ['as a promise', async (decision: AcquireDecision) => decision],
+    ['at once', (decision: AcquireDecision) => decision],
+  ])('a signal aborted while the coordinator grants the slot (%s) sends nothing, and the slot is released', async (_, answer) => {
     let sent = 0;
     const counting = (request: Request) => ((sent++), server.fetch(request));
     const controller = new AbortController();
     const released: (boolean | undefined)[] = [];
     const memory = createMemoryCoordinator();
-    // The abort lands after the coordinator decided and before the attempt listens to the signal.
     const coordinator = memoryWith({
-      acquire: async (request) => {
-        const decision = await memory.acquire(request);
+      acquire: (request) => {
+        const decision = memory.acquire(request) as AcquireDecision;
         if (decision.kind !== 'granted') return decision;
         controller.abort(new Error('user gave up'));
-        return { kind: 'granted', release: (unanswered) => (released.push(unanswered), decision.release(unanswered)) };
+        return answer({ kind: 'granted', release: (unanswered) => (released.push(unanswered), decision.release(unanswered)) });
       },
     });
     const error = await run(client({ fetch: counting, coordinator }).listPets({ limit: 1 }, { signal: controller.signal }));
@@ -492,6 +496,22 @@ describe('coordinated rate limiting', () => {
     expect(error).toMatchObject({ mayHaveSucceeded: false });
     expect(sent).toBe(0);
     expect(released).toEqual([false]);
+  });
+
+  it('a coordinator of the user\'s own whose observe never settles holds a call no longer than its timeout: the call resolves with its data', async () => {
+    const coordinator = memoryWith({ observe: () => new Promise<void>(() => {}) });
+    const outcome = await settle(client({ coordinator, timeout: 1_000 }).listPets({ limit: 1 }), { stepMs: 100, maxSteps: 50 });
+    expect(outcome).toEqual({ status: 'fulfilled', value: [expect.objectContaining({ id: expect.any(Number) })] });
+  });
+
+  it.each([
+    ['Python\'s json.dumps', '{"code": "api_key_banned", "message": "banned", "status": 429}'],
+    ['a space on both sides of the colon', '{"code" : "api_key_banned", "message": "banned", "status": 429}'],
+  ])('a 429 whose Error record is written with spaces (%s) is read as a ban: the next call is refused with api_key_banned', async (_, body) => {
+    const fetch = async () => new Response(body, { status: 429, headers: { 'Content-Type': 'application/json', 'Retry-After': '600' } });
+    const c = client({ fetch });
+    expect(await run(c.listPets())).toMatchObject({ name: 'RateLimitError', code: 'api_key_banned' });
+    expect(await run(c.listPets())).toMatchObject({ name: 'ThrottledError', code: 'api_key_banned' });
   });
 
   it('an answer of the running window that arrives 2.5 s late (its reset, measured from its arrival, looks later) does not raise the remaining budget: the lowest is kept, and no call meets a 429 (before: the late count replaced the lower one)', async () => {

@@ -156,6 +156,13 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
+  it('a GET with headers of its own sends no Content-Type, which only a body needs', async () => {
+    const types: (string | null)[] = [];
+    const fetch = (request: Request) => (types.push(request.headers.get('content-type')), server.fetch(request));
+    expect(await value(client({ fetch }).listPets({ limit: 1 }, { headers: { 'X-Trace': '1' } }))).toHaveLength(1);
+    expect(types).toEqual([null]);
+  });
+
   it('a fetch option that resolves to something other than a Response fails the call with a PetStoreError saying so, not retried', async () => {
     let calls = 0;
     const fake = async () => ((calls++), { status: 200, ok: true }) as unknown as Response;
