@@ -216,10 +216,32 @@ describe('responses', () => {
     expect(error.body).toEqual(JSON.parse(body));
   });
 
-  it('a body that is not JSON is a ResponseValidationError holding the text', async () => {
-    mock.use(http.get(`${BASE_URL}/store/orders`, () => HttpResponse.text('<html>oops</html>')));
-    const error = await failure(client({ logLevel: 'off' }).listOrders(), ResponseValidationError);
-    expect(error.body).toBe('<html>oops</html>');
+  it('a body that is not JSON, or none at all, is a ResponseValidationError holding the text, with no issues, that says to check baseUrl', async () => {
+    for (const body of ['<html>oops</html>', null]) {
+      const fetch = async () => new Response(body, { status: 200 });
+      const error = await failure(client({ fetch, logLevel: 'off' }).listOrders(), ResponseValidationError);
+      expect(error).toMatchObject({
+        message: 'listOrders (GET /store/orders): the response (HTTP 200) is not JSON. Check that baseUrl points at the Animal Store API.',
+        body: body ?? '',
+        issues: [],
+      });
+    }
+  });
+
+  it('a body that arrives in several chunks is read whole', async () => {
+    const json = JSON.stringify([{ id: 1, name: 'Rex', categoryId: 1 }]);
+    const bytes = new TextEncoder().encode(json);
+    const fetch = async () =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            for (let at = 0; at < bytes.length; at += 7) controller.enqueue(bytes.slice(at, at + 7));
+            controller.close();
+          },
+        }),
+        { headers: { 'Content-Type': 'application/json' } },
+      );
+    expect(await value(client({ fetch }).listPets())).toEqual([{ id: 1, name: 'Rex', categoryId: 1 }]);
   });
 });
 
