@@ -11,6 +11,7 @@ import {
   PetStoreError,
   RateLimitError,
   ResponseValidationError,
+  TimeoutError,
   ValidationError,
 } from '@animal-store/sdk';
 import { BASE_URL, failure, run, START, value, useReferenceServer } from './harness.js';
@@ -169,6 +170,27 @@ describe('arguments are checked before anything is sent', () => {
     const error = await failure(client({ fetch: fake }).listPets(), PetStoreError);
     expect(error.message).toBe('listPets (GET /pets): the fetch option resolved to something that is not a Response (object). Return a Response, such as new Response(body, init).');
     expect(calls).toBe(1);
+  });
+
+  it('a fetch option that resolves to null, or rejects with nothing (undefined, null), fails the call with a PetStoreError that says what it got', async () => {
+    const nothing = await failure(client({ fetch: async () => null as unknown as Response }).listPets(), PetStoreError);
+    expect(nothing.message).toBe('listPets (GET /pets): the fetch option resolved to something that is not a Response (null). Return a Response, such as new Response(body, init).');
+    for (const reason of [undefined, null]) {
+      const error = await failure(client({ fetch: () => Promise.reject(reason), maxRetries: 0 }).listPets(), ConnectionError);
+      expect(error.message).toBe(`listPets (GET /pets): the request failed before a response arrived (${reason}). Check the network and baseUrl.`);
+    }
+  });
+
+  it('a fetch option that times out on its own (a TimeoutError, as AbortSignal.timeout gives) fails the call with a TimeoutError', async () => {
+    const fetch = () => Promise.reject(new DOMException('The operation timed out.', 'TimeoutError'));
+    const error = await failure(client({ fetch, maxRetries: 0 }).listPets(), TimeoutError);
+    expect(error.message).toBe('listPets (GET /pets): no complete response within 30000 ms (the timeout option). Raise timeout, or check the network.');
+  });
+
+  it('a body of exactly maxResponseBytes, its Content-Length saying so, is read', async () => {
+    const json = JSON.stringify([{ id: 1, name: 'Rex', categoryId: 1 }]);
+    const fetch = async () => new Response(json, { headers: { 'Content-Type': 'application/json', 'Content-Length': String(json.length) } });
+    expect(await value(client({ fetch, maxResponseBytes: json.length }).listPets())).toEqual([{ id: 1, name: 'Rex', categoryId: 1 }]);
   });
 
   it('createPet: a name the server finds too long (its rule, not the spec\'s) is sent and answered with 400', async () => {
