@@ -376,6 +376,14 @@ describe('coordinated rate limiting', () => {
     expect([sent, waits]).toEqual([0, []]);
   });
 
+  it('after probes of the unknown budget went unanswered, a call whose next probe waits exactly as long as it may wait for answers waits it out, then probes and succeeds', async () => {
+    const coordinator = createMemoryCoordinator();
+    await loseProbes(coordinator, 4); // the next probe waits 4 s
+    const start = Date.now();
+    expect(await settle(client({ coordinator, timeout: 1_000, maxRetryDelay: 4_000 }).listPets({ limit: 1 }), { stepMs: 50 })).toMatchObject({ status: 'fulfilled' });
+    expect(Date.now() - start).toBe(4_000);
+  });
+
   it('after a probe of the unknown budget went unanswered, the next call waits out the probe\'s backoff, logged and emitted as a "lost" wait of that length, then probes and succeeds', async () => {
     const coordinator = createMemoryCoordinator();
     await loseProbes(coordinator, 1); // the next probe waits 0.5 s
