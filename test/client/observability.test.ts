@@ -198,22 +198,27 @@ describe('events', () => {
     expect(JSON.stringify(seen)).not.toContain('key-ent');
   });
 
-  it('after a bare 429 (no Retry-After), the retry event\'s delayMs is the backoff every call then waits, as its wait event says (before: 0)', async () => {
+  // A bare 429 whose Error record announces a ban is observed twice (its head, then its body),
+  // each drawing a backoff (Math.random 0.8, then 0.2): the longer one, the first, binds.
+  it.each([
+    ['', '{}', [0.5, 0.5], 250],
+    [' whose Error record announces a ban', '{"code":"api_key_banned","message":"banned","status":429}', [0.8, 0.2], 400],
+  ])('after a bare 429 (no Retry-After)%s, the retry event\'s delayMs is the backoff every call then waits, as its wait event says (before: 0)', async (_, body, draws, delayMs) => {
     let sent = 0;
-    const fetch = async (request: Request) => (sent++ === 0 ? new Response('{}', { status: 429 }) : server.fetch(request));
+    const fetch = async (request: Request) => (sent++ === 0 ? new Response(body, { status: 429 }) : server.fetch(request));
     const c = client({ fetch });
     const seen: [string, number][] = [];
     c.on('retry', ({ delayMs }) => void seen.push(['retry', delayMs]));
     c.on('wait', ({ waitMs }) => void seen.push(['wait', waitMs]));
-    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    vi.spyOn(Math, 'random').mockReturnValueOnce(draws[0]!).mockReturnValueOnce(draws[1]!).mockReturnValue(0.5);
     try {
       expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
     } finally {
       vi.restoreAllMocks();
     }
     expect(seen).toEqual([
-      ['retry', 250],
-      ['wait', 250],
+      ['retry', delayMs],
+      ['wait', delayMs],
     ]);
   });
 
