@@ -454,6 +454,22 @@ describe('coordinated rate limiting', () => {
     expect(waits).toEqual(['busy', 'spent', 'busy']);
   });
 
+  it.each([
+    ['lost', [{ kind: 'lost', waitMs: 0 }, { kind: 'lost', waitMs: 1_000 }, { kind: 'lost', waitMs: 1_000 }], [['lost', 1_000]]],
+    ['busy', [{ kind: 'busy', waitMs: 1_000 }, { kind: 'busy', waitMs: 1_000 }], [['busy', 5_000]]],
+  ] satisfies [string, AcquireDecision[], [string, number][]][])('a call woken by a change within the same %s wait, and held back again, tells of the wait once (and of a lost wait of 0 ms not at all)', async (_, decisions, told) => {
+    let asked = 0;
+    const memory = createMemoryCoordinator();
+    // Every question of the gate is answered at once: a change woke it.
+    const scripted = memoryWith({ acquire: (request) => decisions[asked++] ?? memory.acquire(request), changed: () => Promise.resolve() });
+    const c = client({ coordinator: scripted, timeout: 1_000, maxRetryDelay: 5_000 });
+    const waits: [string, number][] = [];
+    c.on('wait', ({ reason, waitMs }) => void waits.push([reason, waitMs]));
+    const outcome = await settle(c.listPets({ limit: 1 }), { stepMs: 100, maxSteps: 200 });
+    expect(outcome).toEqual({ status: 'fulfilled', value: expect.any(Array) });
+    expect([asked, waits]).toEqual([decisions.length + 1, told]);
+  });
+
   it('a call that waits out a lost probe\'s backoff, then behind requests in flight, tells of both waits, the second with what is left of its limit (before: the busy wait was not told)', async () => {
     const decisions = [{ kind: 'lost', waitMs: 400 }, { kind: 'busy', waitMs: 300 }] as const;
     let asked = 0;
