@@ -42,6 +42,15 @@ describe('logs', () => {
     expect(lines.find((l) => l.text.includes('waiting'))?.text).toMatch(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(a 429 asked every client to wait\)\.$/);
   });
 
+  it('logLevel debug: a wait for a spent budget\'s reset is logged as such, not as a 429\'s', async () => {
+    const { lines, logger } = recorder();
+    const ent = client({ apiKey: 'key-ent', logLevel: 'debug', logger });
+    for (let i = 0; i < 6; i++) await run(ent.listPets({ limit: 1 }));
+    expect(lines.filter((l) => l.text.includes('waiting')).map((l) => l.text)).toEqual([
+      expect.stringMatching(/^listPets \(GET \/pets\): waiting \d+ ms until 2026-06-01T00:01:00\.\d+Z \(the rate-limit budget is spent until its reset\)\.$/),
+    ]);
+  });
+
   // Math.random is fixed: a full-jitter backoff drawn as 0 ms (one draw in 500) has no "in … ms".
   it.each([
     [0.5, 'retry 1 of 2 in 250 ms after'],
