@@ -653,6 +653,18 @@ describe('every failure is a PetStoreError, says what happened, and leaks nothin
     }
   });
 
+  it('an answer that came through a redirect within the service\'s own origin, which keeps the Authorization, does not speak of the redirect', async () => {
+    const { requests } = await serve((n) =>
+      n === 0
+        ? { status: 301, headers: { Location: `${server!.url}/pets/moved` }, body: '' }
+        : { status: 401, body: '{"code":"invalid_api_key","message":"The API key is not valid.","status":401}' },
+    );
+    const error = await drive(client().listPets());
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as Error).message).not.toMatch(/redirected/);
+    expect(requests.map((request) => request.path)).toEqual(['/v1/pets', '/v1/pets/moved']);
+  });
+
   it.each(['\r', '\n', '\0', 'é', '\u2028'])('an API key with %j is a ValidationError at construction that never echoes the key (before: a raw TypeError holding it)', async (bad) => {
     await serve(() => ({ status: 200 }));
     let thrown: unknown;
