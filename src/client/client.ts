@@ -321,7 +321,9 @@ function describeFailure(cause: unknown): string {
  */
 function withoutKey(error: unknown, redact: (text: string) => string, depth = 0): unknown {
   if (typeof error === 'string') return redact(error);
-  if (!(error instanceof Error) || depth > 4) return error;
+  if (!(error instanceof Error)) return error;
+  // A chain deeper than runtimes nest (undici's: 2), or a cycle, is cut there: kept, its rest showed the key.
+  if (depth > 4) return undefined;
   const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
   let changed = false;
   for (const name of Object.getOwnPropertyNames(error)) {

@@ -184,6 +184,18 @@ it('a fetch failure that does not quote the key keeps its cause as thrown, the s
   expect(error.cause).toBe(thrown);
 });
 
+it('a fetch failure thrown as a string, or as an error that is its own cause, holding the key: the cause shows [redacted], and the call still ends in a ConnectionError', async () => {
+  const cyclic = new Error(`proxy refused Bearer ${KEYS[0]}`);
+  cyclic.cause = cyclic;
+  for (const thrown of [`proxy refused Bearer ${KEYS[0]}`, cyclic]) {
+    const client = new PetStoreClient({ apiKey: KEYS[0], baseUrl: 'https://proxy.test/v1', logLevel: 'off', maxRetries: 0, fetch: async () => Promise.reject(thrown) });
+    const error = (await run(client.listPets())) as ConnectionError;
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(inspect(error.cause, { depth: 8 })).toContain('proxy refused Bearer [redacted]');
+    expect(inspect(error, { depth: 8 })).not.toContain(KEYS[0]);
+  }
+});
+
 it('a key that stands inside a longer token is still left as it is, in URLs too (a key "k" leaves /v1/pets?kind=kk alone)', async () => {
   const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://k.test/v1', logLevel: 'off', maxRetries: 0, fetch: async () => new Response('', { status: 404 }) });
   const error = (await run(client.listPets({ kind: 'kk', key: 'k' } as never))) as NotFoundError;
