@@ -110,6 +110,13 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
+  it('createPet: a pet whose toJSON gives nothing (undefined) is a ValidationError that names the pet, and nothing is sent', async () => {
+    const error = await failure(client().createPet({ name: 'Rex', categoryId: 1, toJSON: () => undefined } as never), ValidationError);
+    expect(error.issues.map((i) => i.path.join('.'))).toEqual(['pet']);
+    expect(error.message).toMatch(/^createPet: /);
+    expect(sent()).toBe(0);
+  });
+
   it('createPet: a pet whose toJSON gives a valid pet creates that pet, as JSON.stringify would send it', async () => {
     const pet = { name: 'ignored', categoryId: 1, toJSON: () => ({ name: 'Rex', categoryId: 2 }) };
     expect(await run(client().createPet(pet))).toMatchObject({ name: 'Rex', categoryId: 2 });
