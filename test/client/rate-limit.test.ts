@@ -373,6 +373,7 @@ describe('coordinated rate limiting', () => {
     const error = (outcome as { reason: ThrottledError }).reason;
     expect(error).toMatchObject({ code: 'budget_spent', retryAfterMs: 4_000 });
     expect(error.message).toMatch(/^listPets \(GET \/pets\): not sent: the last requests probing the unknown rate-limit budget went unanswered \(timed out or dropped\), so the next probe waits until \S+Z, and waiting 4 s would exceed the 2 s a call waits for answers in all \(maxRetryDelay\)\. /);
+    expect(error.message).toContain(`until ${new Date(Date.now() + 4_000).toISOString()},`);
     expect([sent, waits]).toEqual([0, []]);
   });
 
