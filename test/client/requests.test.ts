@@ -62,6 +62,8 @@ describe('arguments are checked before anything is sent', () => {
     expect(error.message).toBe('getPet: petId must be an integer. Nothing was sent.');
     const pet = await failure(client().createPet(null as never), ValidationError);
     expect(pet.issues.map((i) => i.path.join('.'))).toEqual(['pet']);
+    const query = await failure(client().listPets('available' as never), ValidationError);
+    expect(query.issues.map((i) => i.path.join('.'))).toEqual(['query']);
     expect(sent()).toBe(0);
   });
 
