@@ -317,21 +317,23 @@ function describeFailure(cause: unknown): string {
 /**
  * A fetch failure as it was thrown or, when its text holds the key (Deno's fetch quotes the URL,
  * which may hold it; a fetch of the user's own may quote the Authorization header), a copy of the
- * same class whose own fields (message, stack, code…) show [redacted], its cause likewise.
+ * same class (an Error or any object) whose own fields (message, stack, code…) show [redacted],
+ * its cause likewise.
  */
 function withoutKey(error: unknown, redact: (text: string) => string, depth = 0): unknown {
   if (typeof error === 'string') return redact(error);
-  if (!(error instanceof Error)) return error;
+  // An Error or any other object (a fetch may reject with a plain one): its own strings are redacted.
+  if (!error || typeof error !== 'object') return error;
   // A chain deeper than runtimes nest (undici's: 2), or a cycle, is cut there: kept, its rest showed the key.
   if (depth > 4) return undefined;
-  const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+  const copy = Object.create(Object.getPrototypeOf(error) as object | null) as object;
   let changed = false;
   for (const name of Object.getOwnPropertyNames(error)) {
     // Read, not copied as described: V8's stack is an accessor of the original's internals.
     const value: unknown = Reflect.get(error, name);
     const safe = name === 'cause' ? withoutKey(value, redact, depth + 1) : typeof value === 'string' ? redact(value) : value;
     changed ||= safe !== value;
-    Object.defineProperty(copy, name, { value: safe, enumerable: error.propertyIsEnumerable(name), writable: true, configurable: true });
+    Object.defineProperty(copy, name, { value: safe, enumerable: Object.prototype.propertyIsEnumerable.call(error, name), writable: true, configurable: true });
   }
   return changed ? copy : error;
 }
@@ -684,7 +686,14 @@ export class PetStoreClient {
       // deadline), so rateLimit shows this response, and a process that exits at once loses no 429.
       if (recorded.some(Boolean)) await Promise.race([Promise.all(recorded), new Promise((done) => controller.signal.addEventListener('abort', done, { once: true }))]);
     } catch (error) {
-      const failure = this.#failure(error, call, timeout, signal, response);
+      const fail = (thrown: unknown) => this.#failure(thrown, call, timeout, signal, response);
+      let failure: unknown;
+      // A value that cannot even be read (no toString, a getter or proxy that throws) fails as one.
+      try {
+        failure = fail(error);
+      } catch {
+        failure = fail(new TypeError('a value that could not be read'));
+      }
       if (failure instanceof AbortError) state.mayHaveSucceeded = failure.mayHaveSucceeded;
       unanswered = response === undefined && (failure as { mayHaveSucceeded?: boolean }).mayHaveSucceeded === true;
       throw failure;

@@ -184,10 +184,11 @@ it('a fetch failure that does not quote the key keeps its cause as thrown, the s
   expect(error.cause).toBe(thrown);
 });
 
-it('a fetch failure thrown as a string, or as an error that is its own cause, holding the key: the cause shows [redacted], and the call still ends in a ConnectionError', async () => {
+it('a fetch failure thrown as a string, as a plain object, or as an error that is its own cause, holding the key: the cause shows [redacted], and the call still ends in a ConnectionError', async () => {
   const cyclic = new Error(`proxy refused Bearer ${KEYS[0]}`);
   cyclic.cause = cyclic;
-  for (const thrown of [`proxy refused Bearer ${KEYS[0]}`, cyclic]) {
+  const plain = { message: `proxy refused Bearer ${KEYS[0]}`, cause: { message: `Bearer ${KEYS[0]}` } };
+  for (const thrown of [`proxy refused Bearer ${KEYS[0]}`, cyclic, plain]) {
     const client = new PetStoreClient({ apiKey: KEYS[0], baseUrl: 'https://proxy.test/v1', logLevel: 'off', maxRetries: 0, fetch: async () => Promise.reject(thrown) });
     const error = (await run(client.listPets())) as ConnectionError;
     expect(error).toBeInstanceOf(ConnectionError);

@@ -190,6 +190,18 @@ describe('arguments are checked before anything is sent', () => {
     }
   });
 
+  it('a fetch option that rejects with a value that cannot be read (an object without toString, one whose getters throw, a proxy that throws) fails the call with a ConnectionError that says so', async () => {
+    const getters = Object.defineProperty(new Error('x'), 'name', { get: () => { throw new Error('getter'); } });
+    const proxy = new Proxy({}, { get: () => { throw new Error('trap'); }, getPrototypeOf: () => { throw new Error('trap'); } });
+    const unread = 'a value that could not be read';
+    // A getter or trap that throws is met by ky before the client reads the value: its error is told then.
+    const cases = [[Object.create(null) as object, unread], [{ toString: () => { throw new Error('toString'); } }, unread], [getters, 'getter'], [proxy, 'trap']] as const;
+    for (const [reason, told] of cases) {
+      const error = await failure(client({ fetch: () => Promise.reject(reason), maxRetries: 0 }).listPets(), ConnectionError);
+      expect(error.message).toBe(`listPets (GET /pets): the request failed before a response arrived (${told}). Check the network and baseUrl.`);
+    }
+  });
+
   it('a fetch option that times out on its own (a TimeoutError, as AbortSignal.timeout gives) fails the call with a TimeoutError', async () => {
     const fetch = () => Promise.reject(new DOMException('The operation timed out.', 'TimeoutError'));
     const error = await failure(client({ fetch, maxRetries: 0 }).listPets(), TimeoutError);
