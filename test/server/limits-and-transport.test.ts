@@ -114,6 +114,36 @@ describe('rate limits on the wire', () => {
     expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1, bans: 1 });
   });
 
+  it('strikes count within one Retry-After window: a key that waited as told starts its next window with none, whatever it struck in the last', async () => {
+    const { api, get, setNow } = server({ banThreshold: 2 });
+    await get();
+    await get(); // 429: the window opens
+    await get();
+    await get(); // 2 strikes, not more than banThreshold
+    setNow(MINUTE_END); // waited as told
+    expect((await get()).status).toBe(200);
+    await get(); // 429: a new window opens, and it is a first one
+    const strike = await get(); // this window's first strike, not the last window's third
+    expect((await strike.json()).code).toBe('rate_limited');
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 3, bans: 0 });
+  });
+
+  it('a key whose minute and day have as many requests left reports the day, whose reset is when more requests come back', async () => {
+    const { get } = server({ apiKeys: { k: { perMinute: 5, perDay: 5 } }, rateLimitHeaders: 'both' });
+    const response = await get();
+    expect(response.headers.get('X-RateLimit-Remaining')).toBe('4');
+    expect(Number(response.headers.get('X-RateLimit-Reset')) * 1000).toBe(Date.UTC(2026, 5, 2));
+    expect(response.headers.get('RateLimit-Policy')).toBe('"default";q=5;w=86400');
+  });
+
+  it('a 401 with rateLimitHeaders: "ietf" reports an untouched Free-plan minute: RateLimit-Policy says a 60 s window', async () => {
+    const { api } = server({ rateLimitHeaders: 'ietf' });
+    const response = await api.fetch(new Request('http://localhost/v1/pets'));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('RateLimit-Policy')).toBe('"default";q=60;w=60');
+    expect(response.headers.get('RateLimit')).toBe('"default";r=60;t=50');
+  });
+
   it('insideRetryAfter counts every request inside an announced window, banned or not', async () => {
     const { api, get } = server({ banThreshold: 2 });
     await get();
