@@ -94,9 +94,17 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(await (await send('/store/orders')).json()).toEqual([{ id: 7, petId: 1 }]);
       });
 
-      it('an unknown path answers 404 with an Error record', async () => {
+      it('an unknown path answers 404 with an Error record that names the API\'s paths', async () => {
         const body = await errorOf(await send('/animals'), 404);
         expect(body.code).toBe('not_found');
+        expect(body.message).toContain('/v1/pets, /v1/pets/{petId} and /v1/store/orders');
+      });
+
+      it('a route\'s path with more before or after it is no route: 404, and /openapi.json.bak needs a key', async () => {
+        for (const path of ['/x/pets', '/x/pets/1', '/x/store/orders', '/store/orders/x', '/openapi.json.bak']) {
+          expect((await errorOf(await send(path), 404)).code, path).toBe('not_found');
+        }
+        expect((await errorOf(await send('/openapi.json.bak', { key: null }), 401)).code).toBe('missing_api_key');
       });
 
       it('a known path with the wrong method answers 405 with Allow', async () => {
@@ -262,10 +270,12 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
       it('an unknown status answers 400 that lists the allowed ones', async () => {
         const body = await errorOf(await send('/pets?status=adopted'), 400);
         expect(body.message).toContain('status must be one of "available", "pending", "sold"');
+        expect(body.message).toMatch(/; status is one of available, pending, sold\.$/);
       });
 
-      it('a parameter given twice answers 400', async () => {
-        await errorOf(await send('/pets?limit=2&limit=3'), 400);
+      it('a parameter given twice answers 400 invalid_query naming it and saying to give it once', async () => {
+        const body = await errorOf(await send('/pets?limit=2&limit=3'), 400);
+        expect(body).toMatchObject({ code: 'invalid_query', message: 'The query parameter limit is given 2 times; give it once.' });
       });
     });
 
@@ -306,23 +316,32 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         expect(server.inspect().petCount).toBe(30);
       });
 
-      it('malformed JSON answers 400 invalid_json', async () => {
-        expect((await errorOf(await post('{"name": "Rex",'), 400)).code).toBe('invalid_json');
+      it('malformed JSON answers 400 invalid_json saying what to send', async () => {
+        const body = await errorOf(await post('{"name": "Rex",'), 400);
+        expect(body.code).toBe('invalid_json');
+        expect(body.message).toContain('Send a NewPet object such as {"name":"Rex","categoryId":1}.');
       });
 
       it('an empty body answers 400, not a crash', async () => {
         expect((await errorOf(await post(''), 400)).code).toBe('invalid_json');
       });
 
-      it('a content type other than JSON answers 415', async () => {
+      it('a content type other than JSON answers 415 quoting it (at most 100 characters), or saying it is missing', async () => {
         const response = await send('/pets', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"a","categoryId":1}' });
-        expect((await errorOf(response, 415)).code).toBe('unsupported_media_type');
+        const record = await errorOf(response, 415);
+        expect(record.code).toBe('unsupported_media_type');
+        expect(record.message).toBe('The body must be JSON, sent with Content-Type: application/json; got "text/plain".');
         const none = await send('/pets', { method: 'POST', body: new Uint8Array([123, 125]) });
-        await errorOf(none, 415);
+        expect((await errorOf(none, 415)).message).toBe('The body must be JSON, sent with Content-Type: application/json, which is missing.');
+        const long = `text/plain; x=${'a'.repeat(300)}`;
+        const cut = await send('/pets', { method: 'POST', headers: { 'Content-Type': long }, body: '{}' });
+        expect((await errorOf(cut, 415)).message).toContain(`got "${long.slice(0, 100)}".`);
+        const sequence = await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': 'application/geo+json-seq' } });
+        expect((await errorOf(sequence, 415)).code).toBe('unsupported_media_type');
       });
 
       it('a JSON content type with a charset or a +json suffix is accepted', async () => {
-        for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json']) {
+        for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json', 'application/json ; charset=utf-8']) {
           expect((await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': type } })).status).toBe(201);
         }
       });
@@ -372,7 +391,7 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
 
     describe('getPet (deprecated)', () => {
       const expectDeprecationHeaders = (response: Response) => {
-        expect(response.headers.get('Deprecation')).toMatch(/^@\d+$/);
+        expect(response.headers.get('Deprecation')).toBe('@1767225600'); // 2026-01-01, as decisions.md says
         expect(response.headers.get('Sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
         expect(response.headers.get('Link')).toBe(`<${baseUrl}/pets>; rel="successor-version"`);
       };
@@ -405,12 +424,17 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
       it('a petId still invalid once decoded answers 400 showing the decoded value it checked', async () => {
         expect((await errorOf(await send('/pets/%31%2E5'), 400)).message).toMatch(/; got "1\.5"\.$/);
         expect((await errorOf(await send('/pets/%ZZ'), 400)).message).toMatch(/; got "%ZZ"\.$/);
+        expect((await errorOf(await send(`/pets/${'9'.repeat(100)}`), 400)).message).toMatch(new RegExp(`; got "${'9'.repeat(40)}"\\.$`));
       });
 
       it.each(['0', '-1', '-9223372036854775808'])('petId %j is an int64 like any other: no pet has it, so it answers 404', async (id) => {
         const response = await send(`/pets/${id}`);
         expect((await errorOf(response, 404)).code).toBe('not_found');
         expectDeprecationHeaders(response);
+      });
+
+      it('a v1 segment after a petId is read as the petId, not as a base: /pets/v1 answers 400 invalid_pet_id', async () => {
+        expect((await errorOf(await send('/pets/v1'), 400)).code).toBe('invalid_pet_id');
       });
 
       it.each(['abc', '1.5', '01', '-0', '+1', '9223372036854775808', '-9223372036854775809', '%F0%9F%90%B6'])('petId %j answers 400', async (id) => {
@@ -422,7 +446,9 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
       it('after the sunset date it answers 410 Gone', async () => {
         now = Date.UTC(2030, 11, 5);
         const response = await send('/pets/1');
-        expect((await errorOf(response, 410)).code).toBe('gone');
+        const gone = await errorOf(response, 410);
+        expect(gone.code).toBe('gone');
+        expect(gone.message).toBe('GET /pets/{petId} was removed on Thu, 05 Dec 2030 00:00:00 GMT. Use GET /pets with the status filter.');
         expectDeprecationHeaders(response);
         now = Date.UTC(2030, 11, 5) - 1;
         expect((await send('/pets/1')).status).toBe(200);

@@ -67,6 +67,8 @@ describe('createReferenceServer', () => {
     for (const url of ['http://a.test/v1/pets', 'http://a.test/v1/nowhere', 'http://a.test/api/v1/store/orders']) {
       expect((await options(server, url)).status).toBe(204);
     }
+    // An unknown path under /v1 allows the API's methods, so the request itself gets its readable 401 or 404.
+    expect((await options(server, 'http://a.test/v1/nowhere')).headers.get('Access-Control-Allow-Methods')).toBe('GET, POST, HEAD, OPTIONS');
     const admin = createReferenceServer({ admin: true });
     expect((await options(admin, 'http://a.test/_admin/clock')).status).toBe(204);
     expect(server.inspect().keys).toEqual({});
