@@ -387,6 +387,20 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(JSON.stringify(events)).not.toContain('ban-me-please');
   });
 
+  it('onBan works where setTimeout returns a number, as in browsers and Deno: the ban\'s 429 and its end are told (its timer has no unref there)', async () => {
+    const realSetTimeout = globalThis.setTimeout;
+    vi.stubGlobal('setTimeout', (callback: () => void, ms: number) => Number(realSetTimeout(callback, ms)));
+    try {
+      const { events, server, ban } = bannable();
+      await ban();
+      expect((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status).toBe(429);
+      server.clock.advance(120_000);
+      expect(events.map(({ state }) => state)).toEqual(['banned', 'ended']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('after the clock is set back, onBan tells a ban\'s end when its timer fires, at the end moved with the clock', async () => {
     vi.useFakeTimers({ now: T0 });
     try {
@@ -577,11 +591,9 @@ describe('forced answers: Prefer: code=…', () => {
     expect(response.headers.get('Preference-Applied')).toBe(`code=${status}`);
     expect(response.headers.get('X-RateLimit-Limit')).toBe('60');
     expect(response.headers.get('X-Request-Id')).toMatch(/^[0-9a-f]{16}$/);
-    if (status === 429) {
-      expect(response.headers.get('Retry-After')).toBe('45');
-      expect(response.headers.get('X-RateLimit-Remaining')).toBe('0');
-    }
-    if (status === 401) expect(response.headers.get('WWW-Authenticate')).toMatch(/^Bearer/);
+    // Only a 429 says the minute is spent, and only a 401 asks for credentials.
+    expect([response.headers.get('Retry-After'), response.headers.get('X-RateLimit-Remaining')]).toEqual(status === 429 ? ['45', '0'] : [null, '60']);
+    expect(response.headers.get('WWW-Authenticate')).toEqual(status === 401 ? expect.stringMatching(/^Bearer/) : null);
     expect(server.inspect()).toEqual({ petCount: 2, keys: {} });
     expect(server.requests()[0]).toMatchObject({ status, code, forced: true });
   });
@@ -639,5 +651,22 @@ describe('forced answers: Prefer: code=…', () => {
     }
     const listed = await server.fetch(new Request('http://a.test/v1/pets', { headers: { Prefer: 'return=minimal, code=429' } }));
     expect(listed.status).toBe(429);
+  });
+
+  it('Prefer: code = 429, with the whitespace RFC 7240 allows around "=", is forced too', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const response = await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: 'Bearer k', Prefer: 'code = 429' } }));
+    expect(response.status).toBe(429);
+    expect(response.headers.get('Preference-Applied')).toBe('code=429');
+  });
+
+  it('Prefer outside /v1 forces nothing: the path answers the 404 that points at /v1, as without it', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    for (const url of ['http://a.test/', 'http://a.test/pets']) {
+      const response = await server.fetch(new Request(url, { headers: { Authorization: 'Bearer k', Prefer: 'code=500' } }));
+      expect(response.status, url).toBe(404);
+      expect(response.headers.get('Preference-Applied')).toBeNull();
+      expect((await response.json()).message).toContain('The API is under /v1');
+    }
   });
 });
