@@ -456,7 +456,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       exchange.forced = true;
       return close(forced(force, exchange.at), exchange, journal);
     }
-    const fault = config.faults && plain && !/\/openapi\.json$/.test(pathname) ? planFault() : undefined;
+    // The OpenAPI document is read by route, as it is served: `/v1/openapi.json/` is it too, `/v1/pets/openapi.json` a getPet.
+    const fault = config.faults && plain && apiPath(pathname) !== '/openapi.json' ? planFault() : undefined;
     if (!fault) {
       const reply = answer(request, exchange, generation);
       return reply instanceof Promise ? reply.then((r) => close(r, exchange, journal)) : close(reply, exchange, journal);

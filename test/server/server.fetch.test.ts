@@ -231,6 +231,16 @@ describe('createReferenceServer', () => {
     expect(await response.text()).toBe('');
   });
 
+  it('faults: the OpenAPI document never gets one, with a trailing slash too, while a path that only ends in /openapi.json draws like any request (before: the other way round)', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['error'] } });
+    for (const path of ['/v1/openapi.json', '/v1/openapi.json/', '/api/v1/openapi.json/']) {
+      expect((await server.fetch(new Request(`http://a${path}`))).status, path).toBe(200);
+    }
+    for (const path of ['/v1/pets/openapi.json', '/openapi.json']) {
+      expect((await get(server, `http://a${path}`)).status, path).toBe(503);
+    }
+  });
+
   it('faults: a drop rejects like a failed fetch, an error is a 503 Error record, and the draw repeats per seed', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['drop'], seed: 3 } });
     await expect(get(server, 'http://a/v1/pets')).rejects.toThrow(TypeError);
