@@ -169,6 +169,7 @@ describe('admin API over HTTP', () => {
     ['an unknown field', { advance: 1 }, 'invalid_body'],
     ['a negative advance', { advanceMs: -1 }, 'invalid_body'],
     ['an advance as a string', { advanceMs: '60000' }, 'invalid_body'],
+    ['an advance of true', { advanceMs: true }, 'invalid_body'],
     ['a date without its offset', { set: '2026-12-01T00:00:00' }, 'invalid_body'],
     ['a date that is not one', { set: '2026-13-45T00:00:00Z' }, 'invalid_body'],
     ['a date Date.parse would guess', { set: 'Dec 1 2026' }, 'invalid_body'],
@@ -332,7 +333,9 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.clock.now().getTime()).toBe(T0 + 61_000);
     server.clock.set(new Date(Date.UTC(2031, 0, 1)));
     expect((await get(server, '/v1/pets/1')).status).toBe(410);
-    expect(() => server.clock.advance(-1)).toThrow(TypeError);
+    expect(() => server.clock.advance(-1)).toThrow(/^clock\.advance: expected a number of milliseconds, 0 or more, .*; got -1\.$/);
+    expect(() => server.clock.advance(true as unknown as number)).toThrow(TypeError);
+    expect(() => server.clock.advance(0)).not.toThrow();
     expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
   });
 
@@ -563,10 +566,10 @@ describe('request ids, the journal and the clock in-process', () => {
   });
 
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
-    const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free' }, admin: true });
-    for (const key of ['abc', 'same-one', 'same-two']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
+    const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free', 'same-six': 'free' }, admin: true });
+    for (const key of ['abc', 'same-one', 'same-two', 'same-six']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
     const { keys } = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
-    expect(Object.keys(keys)).toEqual(['a…', 'same…', 'same…#2']);
+    expect(Object.keys(keys)).toEqual(['a…', 'same…', 'same…#2', 'same…#3']);
   });
 });
 

@@ -109,7 +109,7 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
 
       it('a known path with the wrong method answers 405 with Allow', async () => {
         const response = await send('/pets', { method: 'DELETE' });
-        await errorOf(response, 405);
+        expect((await errorOf(response, 405)).message).toBe('DELETE is not allowed on /pets. Allowed: GET, POST, HEAD, OPTIONS.');
         expect(response.headers.get('Allow')).toBe('GET, POST, HEAD, OPTIONS');
         const single = await send('/pets/1', { method: 'PUT', body: '{}' });
         await errorOf(single, 405);
@@ -131,6 +131,7 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         const start = new URL(`${baseUrl}/pets?status=available&filler=`);
         const fits = `/pets${start.search}${'a'.repeat(8_000 - start.pathname.length - start.search.length)}`;
         expect((await send(fits)).status).toBe(200);
+        expect(server.requests().at(-1)!.path).toBe(`${new URL(baseUrl).pathname}${fits}`); // kept whole
       });
 
       it('HEAD answers the Content-Length its GET\'s body has, errors included, and no body (before: none, or 0 under Bun.serve and Deno.serve)', async () => {
@@ -226,6 +227,12 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
         await start({ apiKeys: { [key]: 'free' } });
         expect((await send('/pets', { key })).status).toBe(200);
         expect((await errorOf(await send('/pets', { key: `${key}x` }), 401)).code).toBe('invalid_api_key');
+      });
+
+      it('Bearer and the key may be apart by more than one space (RFC 6750: 1*SP), but anything after the key is a malformed header', async () => {
+        expect((await send('/pets', { key: null, headers: { Authorization: `Bearer   ${KEYS.pro}` } })).status).toBe(200);
+        const body = await errorOf(await send('/pets', { key: null, headers: { Authorization: `Bearer ${KEYS.pro} extra` } }), 401);
+        expect(body).toMatchObject({ code: 'invalid_api_key', message: expect.stringContaining('malformed') });
       });
 
       it('the Bearer scheme is case-insensitive', async () => {

@@ -55,6 +55,15 @@ describe('rate limits on the wire', () => {
     expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 1, bans: 0 });
   });
 
+  it('setting the server\'s clock forward leaves an announced Retry-After window where it ends: a request past it is not counted inside', async () => {
+    const { api, get } = server();
+    await get();
+    expect((await get()).status).toBe(429); // the window ends at the minute's end
+    api.clock.set(MINUTE_END + 60_000);
+    expect((await get()).status).toBe(200);
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 0 });
+  });
+
   it('the now option stepping back (fake timers set back) moves the Retry-After windows as clock.set does', async () => {
     const { api, get, setNow } = server({ apiKeys: { k: { perMinute: 5, perDay: 100 } }, banThreshold: 4 });
     for (let i = 0; i < 5; i++) await get();
@@ -92,6 +101,7 @@ describe('rate limits on the wire', () => {
     const banEnd = String(Math.ceil((START + 120_000) / 1000));
     const banned = await get(); // strike 2: banned
     expect(banned.headers.get('Retry-After')).toBe('120');
+    expect((await banned.json()).message).toBe('This API key is temporarily banned for sending requests while told to wait. Retry after 120 s, and honour Retry-After.');
     expect([banned.headers.get('X-RateLimit-Remaining'), banned.headers.get('X-RateLimit-Reset')]).toEqual(['0', banEnd]);
     setNow(MINUTE_END + 5_000);
     const still = await get();

@@ -80,6 +80,29 @@ describe('createReferenceServer', () => {
     expect(response.status).toBe(204);
     const allowed = response.headers.get('Access-Control-Allow-Headers')?.split(/,\s*/) ?? [];
     expect(allowed).toEqual(['Authorization', 'Content-Type', 'X-Animal-Store-Client', 'X-Request-Id', 'Prefer']);
+    expect(response.headers.get('Access-Control-Max-Age')).toBe('600');
+  });
+
+  it('a 404 or 405 quotes at most the start of what the client sent: 100 characters of a path, 20 of a method', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const long = 'x'.repeat(300);
+    for (const path of [`/${long}`, `/v1/${long}`]) {
+      const { message } = await (await get(server, `http://a.test${path}`)).json();
+      expect(message, path).toContain(path.slice(0, 100));
+      expect(message, path).not.toContain(path.slice(0, 101));
+    }
+    const method = 'M'.repeat(30);
+    const response = await server.fetch(new Request('http://a.test/v1/pets', { method, headers: { Authorization: 'Bearer k' } }));
+    expect((await response.json()).message).toBe(`${'M'.repeat(20)} is not allowed on /pets. Allowed: GET, POST, HEAD, OPTIONS.`);
+  });
+
+  it('with the admin API off, an /_admin/ path is an ordinary 404 that says how to turn it on, and is journalled; other paths outside /v1 do not mention it', async () => {
+    const server = createReferenceServer();
+    const admin = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
+    expect(admin).toMatchObject({ code: 'not_found', message: expect.stringMatching(/ The admin API is off: start the server with --admin \(admin: true\) to use it\.$/) });
+    const other = await (await server.fetch(new Request('http://a.test/v2/pets'))).json();
+    expect(other.message).toMatch(/\/v1\/store\/orders\.$/);
+    expect(server.requests().map(({ path, status }) => `${path} ${status}`)).toEqual(['/_admin/keys 404', '/v2/pets 404']);
   });
 
   it('rejects a plan named after an Object.prototype member instead of giving the key no limit', () => {
@@ -229,6 +252,15 @@ describe('createReferenceServer', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('X-RateLimit-Remaining')).toBe('59');
     expect(await response.text()).toBe('');
+  });
+
+  it('faults: a dropped connection comes before the request is acted on or, as often, after it: some dropped createPets made their pet, some did not', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, pets: 0, faults: { rate: 1, kinds: ['drop'], seed: 3 } });
+    const post = () =>
+      server.fetch(new Request('http://a/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' }));
+    for (let i = 0; i < 20; i++) await expect(post()).rejects.toThrow(TypeError);
+    expect(server.inspect().petCount).toBeGreaterThan(0);
+    expect(server.inspect().petCount).toBeLessThan(20);
   });
 
   it('faults: the OpenAPI document never gets one, with a trailing slash too, while a path that only ends in /openapi.json draws like any request (before: the other way round)', async () => {
