@@ -219,11 +219,30 @@ describe('admin API over HTTP', () => {
     const { http } = await start();
     const unknown = await http('/_admin/nothing');
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).message).toContain('/_admin/clock');
+    expect((await unknown.json()).message).toBe('No admin path /_admin/nothing. The admin API has /_admin/reset, /_admin/keys, /_admin/requests, /_admin/clock.');
     const wrong = await http('/_admin/keys', { method: 'DELETE' });
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('Allow')).toBe('GET, HEAD, OPTIONS');
-    expect(await wrong.json()).toMatchObject({ code: 'method_not_allowed', status: 405 });
+    expect(await wrong.json()).toMatchObject({ code: 'method_not_allowed', status: 405, message: 'DELETE is not allowed on /_admin/keys. Allowed: GET, HEAD, OPTIONS.' });
+  });
+
+  it('an admin 404 or 405 quotes at most the start of what the client sent: 100 characters of a path, 20 of a method', async () => {
+    const server = createReferenceServer({ admin: true });
+    const path = `/${'x'.repeat(300)}`;
+    const unknown = await (await server.fetch(new Request(`http://a.test/_admin${path}`))).json();
+    expect(unknown.message).toContain(`/_admin${path.slice(0, 100)}.`);
+    const wrong = await (await server.fetch(new Request('http://a.test/_admin/keys', { method: 'M'.repeat(30) }))).json();
+    expect(wrong.message).toBe(`${'M'.repeat(20)} is not allowed on /_admin/keys. Allowed: GET, HEAD, OPTIONS.`);
+  });
+
+  it('POST /_admin/clock with null, or with one unknown field, answers 400 saying the body holds exactly one of advanceMs and set (before any reading of it as an object)', async () => {
+    const server = createReferenceServer({ admin: true, now: () => T0 });
+    for (const body of ['null', '{"advance":1}']) {
+      const response = await server.fetch(new Request('http://a.test/_admin/clock', { method: 'POST', body }));
+      expect(response.status, body).toBe(400);
+      expect((await response.json()).message, body).toMatch(/^The body must hold exactly one of advanceMs and set\. /);
+    }
+    expect(server.clock.now().getTime()).toBe(T0);
   });
 });
 
@@ -374,6 +393,18 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.clock.now().getTime()).toBe(T0);
     server.clock.set('2028-02-29T23:59:59.999-05:00'); // a leap day, with an offset: it exists
     expect(server.clock.now().toISOString()).toBe('2028-03-01T04:59:59.999Z');
+  });
+
+  it('server.clock.set takes every date-time from 1970 on, with or without seconds, at any offset up to 23:59, and quotes at most 60 characters of what it refuses', () => {
+    const server = createReferenceServer({ now: () => T0 });
+    server.clock.set(0);
+    expect(server.clock.now().getTime()).toBe(0);
+    expect(() => server.clock.set(-1)).toThrow(TypeError);
+    server.clock.set('2026-12-01T00:00Z');
+    expect(server.clock.now().toISOString()).toBe('2026-12-01T00:00:00.000Z');
+    server.clock.set('2026-12-01T23:59:00+23:59');
+    expect(server.clock.now().toISOString()).toBe('2026-12-01T00:00:00.000Z');
+    expect(() => server.clock.set('x'.repeat(100))).toThrow(new RegExp(`; got "${'x'.repeat(59)}\\.$`));
   });
 
   it('onBan tells when a key is banned and when the ban ends, by label, on the server\'s clock', async () => {
