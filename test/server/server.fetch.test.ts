@@ -279,7 +279,7 @@ describe('createReferenceServer', () => {
     const failing = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['error'] } });
     const response = await get(failing, 'http://a/v1/pets');
     expect(response.status).toBe(503);
-    expect(await response.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(await response.json()).toEqual({ code: 'service_unavailable', message: 'Injected fault: the service is unavailable. Retry later.', status: 503 });
     const draws = async () => {
       const s = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 0.5, kinds: ['error'], seed: 42 } });
       const out = [];
