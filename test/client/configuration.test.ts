@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AuthenticationError, ConnectionError, createMemoryCoordinator, DEFAULTS, PetStoreClient, ValidationError, type AcquireRequest, type RateLimitObservation, type RateLimitState } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/msw';
 import { createReferenceServer } from '@animal-store/sdk/server';
-import { BASE_URL, run, useReferenceServer } from './harness.js';
+import { BASE_URL, run, thrown, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
 
@@ -125,19 +125,19 @@ describe('configuration', () => {
 
   it('options whose getter throws are a ValidationError that says so, with what it threw as its cause', () => {
     const bug = new Error('getter bug');
-    const error = (() => { try { new PetStoreClient({ get apiKey(): string { throw bug; } }); } catch (e) { return e as ValidationError; } })();
+    const error = thrown(() => new PetStoreClient({ get apiKey(): string { throw bug; } })) as ValidationError;
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error?.message).toBe('PetStoreClient options could not be read (a getter or proxy threw); see the error\'s cause.');
-    expect(error?.cause).toBe(bug);
+    expect(error.message).toBe('PetStoreClient options could not be read (a getter or proxy threw); see the error\'s cause.');
+    expect(error.cause).toBe(bug);
   });
 
   it('a coordinator whose bind throws is a ValidationError that says so, with what it threw as its cause', () => {
     const bug = new Error('bind bug');
     const coordinator = { bind: () => { throw bug; } } as never;
-    const error = (() => { try { client({ coordinator }); } catch (e) { return e as ValidationError; } })();
+    const error = thrown(() => client({ coordinator })) as ValidationError;
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error?.message).toBe('PetStoreClient options: coordinator.bind() threw; see the error\'s cause.');
-    expect(error?.cause).toBe(bug);
+    expect(error.message).toBe('PetStoreClient options: coordinator.bind() threw; see the error\'s cause.');
+    expect(error.cause).toBe(bug);
   });
 
   it('baseUrl may be a URL object, like a string, one from another realm (an iframe) too', async () => {
@@ -225,12 +225,7 @@ describe('configuration', () => {
       [() => client({ coordinator: { bind: () => 1 } as never }), 'coordinator'],
     ];
     for (const [make, path] of cases) {
-      let error: unknown;
-      try {
-        make();
-      } catch (caught) {
-        error = caught;
-      }
+      const error = thrown(make);
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).issues).toEqual([{ code: 'custom', path: [path], message: (error as Error).message, input: undefined }]);
     }

@@ -74,3 +74,13 @@ export async function run<T>(promise: Promise<T>): Promise<T | unknown> {
   const outcome = await settle(promise);
   return outcome.status === 'fulfilled' ? outcome.value : outcome.reason;
 }
+
+/** What `make` threw: for a throw that must happen at once (a constructor's `ValidationError`). */
+export function thrown(make: () => unknown): unknown {
+  try {
+    make();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}

@@ -84,17 +84,6 @@ describe('coordinated rate limiting', () => {
     expect(grant()).toMatchObject({ kind: 'granted' });
   });
 
-  it('requests that time out while the service announces no budget (the throttle steps aside) are not held against the window it announces next: all of that window can be spent', () => {
-    const coordinator = createMemoryCoordinator();
-    const request = { throttle: true, leaseMs: 5_000 };
-    const acquire = () => coordinator.acquire(request) as AcquireDecision;
-    coordinator.observe({ status: 200, budget: undefined, blockForMs: undefined, banned: false });
-    const lost = [acquire(), acquire()];
-    for (const slot of lost) (slot as { release: (unanswered: boolean) => void }).release(true);
-    coordinator.observe({ status: 200, budget: { limit: 60, remaining: 2, resetInMs: 60_000 }, blockForMs: undefined, banned: false });
-    expect([acquire(), acquire(), acquire()].map((decision) => decision.kind)).toEqual(['granted', 'granted', 'busy']);
-  });
-
   it('storm: 200 concurrent calls on a Free-plan key all settle, none is sent inside a Retry-After window, and the key is not banned', async () => {
     const free = client({ apiKey: 'key-free' });
     const calls = Array.from({ length: 200 }, () => free.listPets({ limit: 1 }));
@@ -868,6 +857,15 @@ describe('createMemoryCoordinator() driven directly, as a coordinator of the use
   const answer = (budget?: { limit: number; remaining: number; resetInMs: number }) => ({ status: 200, budget, blockForMs: undefined, banned: false });
   const kinds = (coordinator: RateLimitCoordinator, count: number) =>
     Array.from({ length: count }, () => (coordinator.acquire(request) as AcquireDecision).kind);
+
+  it('requests that time out while the service announces no budget (the throttle steps aside) are not held against the window it announces next: all of that window can be spent', () => {
+    const coordinator = createMemoryCoordinator();
+    coordinator.observe(answer());
+    const lost = [coordinator.acquire(request), coordinator.acquire(request)];
+    for (const slot of lost) (slot as { release: (unanswered: boolean) => void }).release(true);
+    coordinator.observe(answer({ limit: 60, remaining: 2, resetInMs: 60_000 }));
+    expect(kinds(coordinator, 3)).toEqual(['granted', 'granted', 'busy']);
+  });
 
   it('a slot released without an argument counts as answered, and a slot released twice counts once', () => {
     const coordinator = createMemoryCoordinator();

@@ -5,17 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { PetStoreClient, ValidationError } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
 import { createReferenceServer } from '@animal-store/sdk/server';
+import { thrown } from '../client/harness.js';
 
 const make = (options: unknown) => () => createRedisCoordinator(options as never);
-/** What `run` threw. */
-function thrown(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('createRedisCoordinator: what it is given', () => {
   it('no options, a URL, or the client itself instead of { redis } is a ValidationError that shows how to pass a connected node-redis client', () => {
