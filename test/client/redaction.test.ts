@@ -12,10 +12,11 @@ import { createReferenceServer } from '@animal-store/sdk/server';
 import { run, START } from './harness.js';
 
 /**
- * A plain key, one holding what URLs and base64 hold (`+`, `/`, `=`, `%` and `~`), and one with `\`
- * (no real key has it), which JSON escapes and a URL parser turns into `/` in a path.
+ * A plain key, one holding what URLs and base64 hold (`+`, `/`, `=`, `%` and `~`), one with `\`
+ * (no real key has it), which JSON escapes and a URL parser turns into `/` in a path, and one
+ * without a letter or a digit.
  */
-const KEYS = ['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x', 'sk\\live\\LEAKCANARY'];
+const KEYS = ['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x', 'sk\\live\\LEAKCANARY', "!$*~'!$*"];
 
 beforeEach(() => void vi.useFakeTimers({ now: START }));
 afterEach(() => vi.useRealTimers());
@@ -23,8 +24,11 @@ afterEach(() => vi.useRealTimers());
 /** Everything a program could print of what the client gave it. */
 const shown = (...values: unknown[]) => values.map((value) => `${String(value)} ${JSON.stringify(value)} ${inspect(value, { depth: 10, showHidden: true })}`).join('\n');
 
-/** Whether `text` holds `key`, as written or percent-encoded. */
-const holds = (text: string, key: string) => text.includes(key) || text.includes(encodeURIComponent(key));
+/** Whether `text` holds `key`, as written or percent-encoded (`%2F` or `%2f`). */
+const holds = (text: string, key: string) => text.includes(key) || text.toLowerCase().includes(encodeURIComponent(key).toLowerCase());
+
+/** `key` percent-encoded with lower-case hex digits (`%2f`), as some proxies and URL builders write it. */
+const lowerEncoded = (key: string) => encodeURIComponent(key).replace(/%[\dA-F]{2}/g, (escape) => escape.toLowerCase());
 
 /** A client of `key` with every log line and event kept. */
 function recorded(key: string, options: ClientOptions) {
@@ -56,10 +60,10 @@ describe.each(KEYS)('the key %j', (key) => {
     expect(shown(ok.lines, ok.events)).not.toSatisfy((text: string) => holds(text, key));
   });
 
-  it('in baseUrl as a path segment (a proxy\'s /KEY/v1): the debug line, events, the error\'s url and message, and String(client) show [redacted] (before: the key in each)', async () => {
+  it('in baseUrl as a path segment (a proxy\'s /KEY/v1), as written or percent-encoded in upper or lower case: the debug line, events, the error\'s url and message, and String(client) show [redacted] (before: the key in each)', async () => {
     const server = createReferenceServer({ apiKeys: { [key]: 'pro' } });
     const fetch = async (request: Request) => (request.url.endsWith('/store/orders') ? new Response('nope', { status: 404 }) : server.fetch(request));
-    for (const baseUrl of [`https://proxy.test/${encodeURIComponent(key)}/v1`, `https://proxy.test/${key}/v1`]) {
+    for (const baseUrl of [`https://proxy.test/${encodeURIComponent(key)}/v1`, `https://proxy.test/${lowerEncoded(key)}/v1`, `https://proxy.test/${key}/v1`]) {
       const { client, lines, events } = recorded(key, { baseUrl, fetch });
       expect(await run(client.listPets())).toHaveLength(0);
       const error = await run(client.listOrders());
