@@ -36,11 +36,10 @@ function keyPattern(keys: readonly string[]): RegExp {
  * `\` in a path (`https://proxy.example/KEY/v1`): with `/`. No real key holds either.
  */
 export function redactor(keys: readonly string[]): (text: string) => string {
-  if (keys.length === 0) return (text) => text;
   const pattern = keyPattern([...new Set(keys.flatMap((key) => [key, JSON.stringify(key).slice(1, -1), key.replaceAll('\\', '/')]))]);
   // Each form of a key holds its longest run of letters and digits as written (they are never
   // escaped): a text without any holds no key, and costs no search (every call's URL is redacted).
+  // A key without a letter or a digit has the run '', which every text holds; no keys, no run.
   const runs = keys.map((key) => (key.match(/[A-Za-z0-9]+/g) ?? ['']).reduce((longest, run) => (run.length > longest.length ? run : longest)));
-  if (runs.includes('')) return (text) => text.replace(pattern, REDACTED);
   return (text) => (runs.some((run) => text.includes(run)) ? text.replace(pattern, REDACTED) : text);
 }
