@@ -337,6 +337,14 @@ describe('request ids and messages', () => {
     });
   });
 
+  it('a ValidationError made without a message (by code of the user\'s own) builds one from its issues: each names its field, one at the top names the value, joined by "; "', () => {
+    const issues = [
+      { code: 'custom' as const, path: ['name'], message: 'is required', input: undefined },
+      { code: 'custom' as const, path: [], message: 'must be an object', input: undefined },
+    ];
+    expect(new ValidationError({ issues }).message).toBe('name is required; value must be an object');
+  });
+
   it('every request names the SDK and its version in User-Agent (Node), and accepts JSON', async () => {
     const seen: (string | null)[] = [];
     await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent'), request.headers.get('Accept')), server.fetch(request)) }).listPets());

@@ -22,11 +22,12 @@ const { server, mock, client } = useReferenceServer();
 const sent = () => server.inspect().keys['key-pro']?.requests ?? 0;
 
 describe('arguments are checked before anything is sent', () => {
-  it('listPets: a limit outside 1–100 is a ValidationError naming limit, and nothing is sent', async () => {
+  it('listPets: a limit outside 1–100 is a ValidationError naming limit (0.5 is told it is under 1, and nothing else), and nothing is sent', async () => {
     const error = await failure(client().listPets({ limit: 0 }), ValidationError);
     expect(error.issues[0]?.path).toEqual(['limit']);
     expect(error.message).toMatch(/limit must be at least 1/);
     expect(await run(client().listPets({ limit: 2.5 }))).toBeInstanceOf(ValidationError);
+    expect((await failure(client().listPets({ limit: 0.5 }), ValidationError)).message).toBe('listPets: limit must be at least 1. Nothing was sent.');
     expect(sent()).toBe(0);
   });
 
@@ -43,9 +44,11 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(0);
   });
 
-  it('createPet: a missing name or a non-integer categoryId is a ValidationError, and no pet is created', async () => {
+  it('createPet: a missing name, a name that is no string or a non-integer categoryId is a ValidationError saying what each must be, and no pet is created', async () => {
     const error = await failure(client().createPet({ categoryId: 1.5 } as never), ValidationError);
     expect(error.issues.map((i) => i.path.join('.'))).toEqual(['name', 'categoryId']);
+    expect(error.message).toBe('createPet: name is required; categoryId must be an integer. Nothing was sent.');
+    expect((await failure(client().createPet({ name: 5, categoryId: 1 } as never), ValidationError)).message).toBe('createPet: name must be a string. Nothing was sent.');
     expect(server.inspect().petCount).toBe(10);
     expect(sent()).toBe(0);
   });
@@ -62,6 +65,7 @@ describe('arguments are checked before anything is sent', () => {
     expect(error.message).toBe('getPet: petId must be an integer. Nothing was sent.');
     const pet = await failure(client().createPet(null as never), ValidationError);
     expect(pet.issues.map((i) => i.path.join('.'))).toEqual(['pet']);
+    expect(pet.message).toBe('createPet: pet must be an object. Nothing was sent.');
     const query = await failure(client().listPets('available' as never), ValidationError);
     expect(query.issues.map((i) => i.path.join('.'))).toEqual(['query']);
     expect(sent()).toBe(0);
@@ -257,6 +261,12 @@ describe('responses', () => {
     expect(error.issues[0]?.path).toEqual([0, 'id']);
     expect(error.message).toMatch(/0\.id must be at most 9007199254740991/);
     expect(error.body).toEqual(JSON.parse(body));
+  });
+
+  it('listPets: a JSON answer that is no list (an object, as a wrapped page) is a ResponseValidationError saying the response must be an array', async () => {
+    mock.use(http.get(`${BASE_URL}/pets`, () => HttpResponse.json({ pets: [] })));
+    const error = await failure(client({ logLevel: 'off' }).listPets(), ResponseValidationError);
+    expect(error.message).toBe("listPets (GET /pets): the response does not match the API's schema: response must be an array.");
   });
 
   it('a body that is not JSON, or none at all, is a ResponseValidationError holding the text, with no issues, that says to check baseUrl', async () => {
