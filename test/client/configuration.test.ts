@@ -195,6 +195,15 @@ describe('configuration', () => {
     expect(make({ loglevel: 'debug' })).toThrow('unknown option "loglevel" (did you mean "logLevel"?)');
   });
 
+  it('an option is named where the name is its end (url: baseUrl) or a slip away, two slips from six letters on (fetcher, loggin); a name of two letters, or further from each (logr, bearer), gets the list, and one of thousands of characters is quoted cut to 40', () => {
+    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
+    expect(make({ url: BASE_URL })).toThrow('unknown option "url" (did you mean "baseUrl"?)');
+    expect(make({ fetcher: fetch })).toThrow('unknown option "fetcher" (did you mean "fetch"?)');
+    expect(make({ loggin: console })).toThrow('unknown option "loggin" (did you mean "logger"?)');
+    for (const name of ['on', 'logr', 'bearer']) expect(make({ [name]: 1 })).toThrow(`unknown option "${name}". The options are apiKey, baseUrl,`);
+    expect(make({ ['x'.repeat(5_000)]: 1 })).toThrow(`unknown option "${'x'.repeat(40)}". The options are apiKey, baseUrl,`);
+  });
+
   it('options that are not an object (null from JavaScript) are a ValidationError, in the constructor and per call', async () => {
     expect(() => new PetStoreClient(null as never)).toThrow(ValidationError);
     expect(() => new PetStoreClient(null as never)).toThrow('PetStoreClient options must be an object');
