@@ -198,9 +198,9 @@ export type Checked<T> =
 
 /**
  * Validates `input` against one of the API's schemas, with messages that name the field and say
- * what it must be, such as `categoryId must be an integer`.
+ * what it must be, such as `categoryId must be an integer`; `what` names the whole (`body`, `query`).
  */
-export function check<S extends z.ZodMiniType>(schema: S, input: unknown, what = 'value'): Checked<z.infer<S>> {
+export function check<S extends z.ZodMiniType>(schema: S, input: unknown, what: string): Checked<z.infer<S>> {
   const result = schema.safeParse(input, { error: issueMessage });
   if (result.success) return { success: true, data: result.data };
   const issues = result.error.issues;
