@@ -20,11 +20,12 @@ export function hostProcess(): HostProcess | undefined {
 
 /**
  * Whether the environment (one variable, or all of it) may be read without asking: Deno stops
- * the app on a terminal to ask for what was not granted, and a query never asks.
+ * the app on a terminal to ask for what was not granted, and a query never asks. Deno Deploy has
+ * no `querySync` (denoland/deploy_feedback#527) and grants the environment.
  */
 export function envGranted(variable?: string): boolean {
-  const deno = (globalThis as { Deno?: { permissions: { querySync(descriptor: { name: 'env'; variable?: string | undefined }): { state: string } } } }).Deno;
-  return !deno || deno.permissions.querySync({ name: 'env', variable }).state === 'granted';
+  const deno = (globalThis as { Deno?: { permissions?: { querySync?(descriptor: { name: 'env'; variable?: string | undefined }): { state: string } } } }).Deno;
+  return (deno?.permissions?.querySync?.({ name: 'env', variable }).state ?? 'granted') === 'granted';
 }
 
 /**

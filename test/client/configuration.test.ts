@@ -277,6 +277,19 @@ describe('configuration', () => {
     expect(pets).toHaveLength(2);
   });
 
+  it('on Deno Deploy, whose Deno.permissions has no querySync, apiKey and baseUrl are read from PETSTORE_API_KEY and PETSTORE_BASE_URL, and a missing one is the ValidationError naming it (before: the variables read as unset, and a TypeError, querySync is not a function)', async () => {
+    vi.stubGlobal('Deno', { version: { deno: '2.9.6' }, permissions: {} });
+    try {
+      vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
+      vi.stubEnv('PETSTORE_BASE_URL', BASE_URL);
+      expect(await run(new PetStoreClient().listPets({ limit: 2 }))).toHaveLength(2);
+      vi.stubEnv('PETSTORE_API_KEY', '');
+      expect(thrown(() => new PetStoreClient())).toMatchObject({ name: 'ValidationError', message: expect.stringMatching(/^apiKey is missing\. /) });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('a missing apiKey or baseUrl names a PETSTORE_ variable set under another spelling (PETSTORE_APIKEY), never its value', () => {
     vi.stubEnv('PETSTORE_API_KEY', '');
     vi.stubEnv('PETSTORE_APIKEY', 'sk_live_secret');
