@@ -96,9 +96,12 @@ describe('configuration', () => {
     expect(() => client({ baseUrl: 'javascript:alert(1)//v1' })).toThrow(ValidationError);
   });
 
-  it('an invalid numeric option throws ValidationError that names it', () => {
+  it('an invalid numeric option throws ValidationError that names it; a wait is at most 2^31 − 1 ms, the longest setTimeout honours', () => {
     expect(() => client({ maxRetries: -1 })).toThrow(/maxRetries must be at least 0/);
     expect(() => client({ timeout: 0 })).toThrow(/timeout must be greater than 0/);
+    // setTimeout fires a longer wait after 1 ms.
+    expect(client({ timeout: 2 ** 31 - 1, maxRetryDelay: 2 ** 31 - 1 }).toJSON()).toMatchObject({ timeout: 2 ** 31 - 1, maxRetryDelay: 2 ** 31 - 1 });
+    expect(() => client({ timeout: 2 ** 31 })).toThrow('PetStoreClient options: timeout must be at most 2147483647.');
   });
 
   it('an option of the wrong type (JavaScript has no type check) is a ValidationError naming it and what it must be', async () => {
@@ -112,9 +115,9 @@ describe('configuration', () => {
     expect(make({ timeout: '5000' })).toThrow('PetStoreClient options: timeout must be a number.');
     expect(make({ maxRetryDelay: '1000' })).toThrow('PetStoreClient options: maxRetryDelay must be a number.');
     expect(make({ maxRetries: '2' })).toThrow('PetStoreClient options: maxRetries must be an integer.');
-    expect(make({ logger: {} })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
+    for (const logger of [{}, { error() {}, warn() {}, info() {} }]) expect(make({ logger })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
     expect(make({ coordinator: {} })).toThrow('PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind).');
-    for (const returned of [undefined, 1, { bind() {} }]) {
+    for (const returned of [undefined, null, 1, { bind() {} }]) {
       expect(make({ coordinator: { bind: () => returned } })).toThrow('PetStoreClient options: coordinator.bind() must return a coordinator (with acquire, observe, changed, getSnapshot, subscribe).');
     }
     const signal = await run(client().listPets({}, { signal: {} as AbortSignal }));

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AbortError, ApiError, NotFoundError, PetStoreError, ValidationError, type Logger } from '@animal-store/sdk';
 import { run, settle, START, useReferenceServer } from './harness.js';
@@ -278,6 +279,32 @@ describe('events', () => {
     vi.unstubAllGlobals();
   });
 
+  it('in Node, which has no reportError, a listener that throws is rethrown in a microtask, as an uncaught error is, and the call still succeeds', async () => {
+    expect(globalThis.reportError).toBeUndefined();
+    const rethrown: unknown[] = [];
+    const queue = globalThis.queueMicrotask;
+    vi.stubGlobal('queueMicrotask', (task: () => void) =>
+      queue(() => {
+        try {
+          task();
+        } catch (error) {
+          rethrown.push(error);
+        }
+      }),
+    );
+    try {
+      const c = client();
+      c.on('response', () => {
+        throw new Error('listener bug');
+      });
+      expect(await run(c.listPets({ limit: 1 }))).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(rethrown).toEqual([new Error('listener bug')]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('an async listener or subscriber that rejects is reported like one that throws, never an unhandled rejection', async () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
@@ -345,10 +372,11 @@ describe('request ids and messages', () => {
     expect(new ValidationError({ issues }).message).toBe('name is required; value must be an object');
   });
 
-  it('every request names the SDK and its version in User-Agent (Node), and accepts JSON', async () => {
+  it('every request names the SDK and its version (package.json\'s) in User-Agent (Node), and accepts JSON', async () => {
     const seen: (string | null)[] = [];
     await run(client({ fetch: (request) => (seen.push(request.headers.get('User-Agent'), request.headers.get('Accept')), server.fetch(request)) }).listPets());
-    expect(seen[0]).toMatch(/^@animal-store\/sdk\/\d+\.\d+\.\d+\S* \(node\/\d+\.\d+\.\d+\)$/);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(seen[0]).toBe(`@animal-store/sdk/${version} (node/${process.versions.node})`);
     expect(seen[1]).toBe('application/json');
   });
 

@@ -129,6 +129,20 @@ describe('retries', () => {
     expect(calls.count).toBe(2);
   });
 
+  it('a fetch the runtime refuses (Deno without --allow-net: NotCapable, PermissionDenied before Deno 2) is a ConnectionError saying to grant network access, never retried, that knows nothing was sent', async () => {
+    for (const name of ['NotCapable', 'PermissionDenied']) {
+      let calls = 0;
+      const fetch = async () => {
+        calls++;
+        throw Object.assign(new Error('Requires net access to "petstore.test:443", run again with the --allow-net flag'), { name });
+      };
+      const error = await run(client({ fetch, maxRetries: 2 }).listPets());
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect(error).toMatchObject({ mayHaveSucceeded: false, message: `listPets (GET /pets): the runtime refused the request (${name}); grant network access (Deno: --allow-net). This is not retried.` });
+      expect(calls).toBe(1);
+    }
+  });
+
   it('createPet: a 500 is never retried, so no duplicate pet is created', async () => {
     // The server acts on the request, then the answer is lost to a 500.
     const calls = failing('post', '/pets', 1, async (request) => {
