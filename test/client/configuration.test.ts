@@ -293,6 +293,26 @@ describe('configuration', () => {
     }
   });
 
+  it('in Deno, a PETSTORE_ variable is read only once a permission query for it says granted, and other spellings are looked for only with all of the environment granted (a query never asks; a read may stop the app on a prompt)', () => {
+    const asked: unknown[] = [];
+    const granted = new Set(['PETSTORE_BASE_URL']);
+    const querySync = (descriptor: { name: string; variable?: string }) => (asked.push(descriptor), { state: granted.has(descriptor.variable ?? '*') ? 'granted' : 'prompt' });
+    vi.stubGlobal('Deno', { version: { deno: '2.9.6' }, permissions: { querySync } });
+    try {
+      vi.stubEnv('PETSTORE_API_KEY', 'key-pro');
+      vi.stubEnv('PETSTORE_BASE_URL', BASE_URL);
+      vi.stubEnv('PETSTORE_APIKEY', 'key-pro');
+      expect(thrown(() => new PetStoreClient())).toMatchObject({ name: 'ValidationError', message: 'apiKey is missing. Pass new PetStoreClient({ apiKey }) or set the PETSTORE_API_KEY environment variable.' });
+      expect(asked).toEqual([{ name: 'env', variable: 'PETSTORE_API_KEY' }, { name: 'env', variable: undefined }]);
+      granted.add('*');
+      expect(thrown(() => new PetStoreClient())).toMatchObject({ message: expect.stringMatching(/\(PETSTORE_APIKEY is set: did you mean PETSTORE_API_KEY\?\)\.$/) });
+      granted.add('PETSTORE_API_KEY');
+      expect(new PetStoreClient().toJSON()).toMatchObject({ baseUrl: BASE_URL });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('a missing apiKey or baseUrl names a PETSTORE_ variable set under another spelling (PETSTORE_APIKEY), never its value', () => {
     vi.stubEnv('PETSTORE_API_KEY', '');
     vi.stubEnv('PETSTORE_APIKEY', 'sk_live_secret');
