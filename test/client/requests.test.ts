@@ -77,10 +77,13 @@ describe('arguments are checked before anything is sent', () => {
     expect(sent()).toBe(2);
   });
 
-  it('createPet: a field the spec does not name is sent as given, and the service decides (the reference server answers 400 naming it)', async () => {
+  it('createPet: a field the spec does not name is sent as given, and the service decides (the reference server answers 400 naming it, three of them whole)', async () => {
     const error = await failure(client().createPet({ name: 'Rex', categoryId: 1, color: 'brown' } as never), BadRequestError);
     expect(error.message).toMatch(/unknown field "color"/);
-    expect(sent()).toBe(1);
+    // Three are all named, a name of 40 characters whole.
+    const three = await failure(client().createPet({ name: 'Rex', categoryId: 1, color: 'brown', size: 2, ['k'.repeat(40)]: 3 } as never), BadRequestError);
+    expect(three.message).toContain(`Invalid NewPet: body has unknown fields "color", "size", "${'k'.repeat(40)}". (request id`);
+    expect(sent()).toBe(2);
   });
 
   it('createPet: an id is a ValidationError, since the spec says clients do not send it, and nothing is sent', async () => {
@@ -218,8 +221,8 @@ describe('arguments are checked before anything is sent', () => {
     expect(await value(client({ fetch, maxResponseBytes: json.length }).listPets())).toEqual([{ id: 1, name: 'Rex', categoryId: 1 }]);
   });
 
-  it('createPet: a name the server finds too long (its rule, not the spec\'s) is sent and answered with 400', async () => {
-    expect(await run(client().createPet({ name: 'x'.repeat(257), categoryId: 1 }))).toMatchObject({ name: 'BadRequestError', status: 400 });
+  it('createPet: a name the server finds too long (its rule, not the spec\'s) is sent and answered with 400, whose message gives the longest', async () => {
+    expect(await run(client().createPet({ name: 'x'.repeat(257), categoryId: 1 }))).toMatchObject({ name: 'BadRequestError', status: 400, message: expect.stringContaining('Invalid NewPet: name must be at most 256 characters long.') });
     expect(sent()).toBe(1);
   });
 });
