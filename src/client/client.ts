@@ -492,7 +492,7 @@ export class PetStoreClient {
    * ```
    */
   on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void): () => void {
-    return this.#events.on(event, listener);
+    return this.#events.on(event, listener, this.#options.redact);
   }
 
   /** The client's settings for logs, with the API key redacted. */

@@ -67,10 +67,13 @@ const EVENTS = Object.keys({ request: 0, response: 0, retry: 0, wait: 0 } satisf
 export class ClientEvents {
   #listeners = new Map<keyof ClientEventMap, Set<(payload: never) => void>>();
 
-  on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void): () => void {
+  /** `redact` hides the API key in an unknown event's name (one pasted in its place). */
+  on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void, redact: (text: string) => string): () => void {
     if (!EVENTS.includes(event)) {
-      const meant = closest(String(event), EVENTS);
-      throw configError(`client.on(): unknown event "${String(event).slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : ''}. The events are ${EVENTS.join(', ')}.`, 'event');
+      // Not String(event): an object without a prototype, from JavaScript, would make it throw a TypeError.
+      const name = typeof event === 'string' ? `"${redact(event).slice(0, 40)}"` : `(not a string: ${typeof event})`;
+      const meant = typeof event === 'string' && closest(event, EVENTS);
+      throw configError(`client.on(): unknown event ${name}${meant ? ` (did you mean "${meant}"?)` : ''}. The events are ${EVENTS.join(', ')}.`, 'event');
     }
     if (typeof listener !== 'function') throw configError(`client.on("${event}"): the listener must be a function.`, 'listener');
     let set = this.#listeners.get(event);

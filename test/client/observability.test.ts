@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AbortError, ApiError, NotFoundError, PetStoreError, ValidationError, type Logger } from '@animal-store/sdk';
-import { run, settle, START, useReferenceServer } from './harness.js';
+import { run, settle, START, thrown, useReferenceServer } from './harness.js';
 
 const { server, client } = useReferenceServer();
 
@@ -256,6 +256,19 @@ describe('events', () => {
     expect(() => c.on('error' as never, () => {})).toThrow(expect.objectContaining({ message: 'client.on(): unknown event "error". The events are request, response, retry, wait.' }));
     // A name pasted from elsewhere is quoted cut to 40 characters.
     expect(() => c.on('x'.repeat(1000) as never, () => {})).toThrow(expect.objectContaining({ message: `client.on(): unknown event "${'x'.repeat(40)}". The events are request, response, retry, wait.` }));
+    // The API key pasted as the event's name is not quoted back, whole or cut.
+    const long = `sk-${'a1'.repeat(30)}`;
+    for (const key of ['key-pro', long]) {
+      const error = thrown(() => client({ apiKey: key }).on(key as never, () => {}));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toBe('client.on(): unknown event "[redacted]". The events are request, response, retry, wait.');
+    }
+    // From JavaScript, a name that is no string: an object without a prototype cannot even be turned into text.
+    for (const [event, type] of [[Object.create(null), 'object'], [5, 'number'], [Symbol('retry'), 'symbol']] as const) {
+      const error = thrown(() => c.on(event as never, () => {}));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toBe(`client.on(): unknown event (not a string: ${type}). The events are request, response, retry, wait.`);
+    }
     expect(() => c.on('response', 'log' as never)).toThrow(
       expect.objectContaining({ message: 'client.on("response"): the listener must be a function.', issues: [expect.objectContaining({ path: ['listener'] })] }),
     );
