@@ -378,14 +378,46 @@ export function behaviourSuite(transport: Transport, { volume = false } = {}): v
           { 'Content-Type': 'application/json; charset=UTF-8' },
           { 'Content-Type': 'application/json;charset="utf-8"' },
           { 'Content-Type': 'application/json; charset=utf8' },
+          { 'Content-Type': 'application/json', 'Content-Encoding': '' },
+          { 'Content-Type': 'application/json', 'Content-Encoding': 'identity, ' },
         ]) {
           expect((await post({ name: 'x', categoryId: 1 }, { headers })).status).toBe(201);
         }
       });
 
-      it('a body over 1 MiB answers 413 and stores nothing', async () => {
-        const body = JSON.stringify({ name: 'x'.repeat(1024 * 1024), categoryId: 1 });
-        expect((await errorOf(await post(body), 413)).code).toBe('payload_too_large');
+      it('a charset is read without a space after the semicolon, and one that only holds utf-8 or utf8 is no UTF-8: each answers 415', async () => {
+        for (const type of ['application/json;charset=iso-8859-1', 'application/json; charset=utf8mb4', 'application/json; charset=x-utf-8']) {
+          const record = await errorOf(await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': type } }), 415);
+          expect(record.message, type).toContain(`charset "${type.split('=')[1]}"`);
+        }
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it('a 415 quotes at most 40 characters of the Content-Encoding or charset it refuses', async () => {
+        const long = `x${'a'.repeat(100)}`;
+        const coding = await errorOf(await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': long } }), 415);
+        expect(coding.message).toContain(`Content-Encoding "${long.slice(0, 40)}" is not`);
+        const charset = await errorOf(await post({ name: 'x', categoryId: 1 }, { headers: { 'Content-Type': `application/json; charset=${long}` } }), 415);
+        expect(charset.message).toContain(`charset "${long.slice(0, 40)}" is not`);
+      });
+
+      it('a body that is not valid UTF-8 answers 400 invalid_body saying to send UTF-8, not a pet named with U+FFFD', async () => {
+        const bytes = new TextEncoder().encode('{"name":"R?x","categoryId":1}');
+        bytes[10] = 0xff;
+        const record = await errorOf(await send('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bytes }), 400);
+        expect(record).toEqual({ code: 'invalid_body', message: 'The request body could not be read as UTF-8 text. Send UTF-8 encoded JSON.', status: 400 });
+        expect(server.inspect().petCount).toBe(30);
+      });
+
+      it('a body of exactly 1 MiB is read (a name too long is a 400), one byte more answers 413 saying the limit, and neither stores anything', async () => {
+        const of = (bytes: number) => `{"categoryId":1,"name":"${'x'.repeat(bytes - 26)}"}`;
+        expect(of(1_048_576)).toHaveLength(1_048_576);
+        expect((await errorOf(await post(of(1_048_576)), 400)).code).toBe('invalid_body');
+        expect(await errorOf(await post(of(1_048_577)), 413)).toEqual({
+          code: 'payload_too_large',
+          message: 'The request body is larger than 1048576 bytes (1 MiB). Send a smaller body.',
+          status: 413,
+        });
         expect(server.inspect().petCount).toBe(30);
       });
 

@@ -203,6 +203,15 @@ describe('rate limits on the wire', () => {
     expect(() => createReferenceServer({ rateLimitHeaders: 'y' as 'x' })).toThrow(/rateLimitHeaders must be "x", "ietf" or "both"/);
   });
 
+  it('by default, and with rateLimitHeaders: "x", only the spec\'s X-RateLimit-* headers are sent, no RateLimit or RateLimit-Policy', async () => {
+    for (const options of [{}, { rateLimitHeaders: 'x' }] as const) {
+      const response = await server(options).get();
+      expect(response.headers.get('X-RateLimit-Remaining')).toBe('0');
+      expect(response.headers.get('RateLimit')).toBeNull();
+      expect(response.headers.get('RateLimit-Policy')).toBeNull();
+    }
+  });
+
   it('a request an injected latency holds past the minute counts in the minute it is acted on, and the new minute keeps its count (before: it wiped it)', async () => {
     vi.useFakeTimers();
     try {

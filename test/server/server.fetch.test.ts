@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createReferenceServer } from '@animal-store/sdk/server';
+import { createReferenceServer, isInjectedFault } from '@animal-store/sdk/server';
 import { behaviourSuite, T0 } from './behaviour.js';
 import { inProcess } from './transports.js';
 
@@ -177,10 +177,14 @@ describe('createReferenceServer', () => {
     const chunk = new Uint8Array(64 * 1024).fill(32);
     let pulled = 0;
     // 64 MiB in all, without a Content-Length (Deno.serve, Bun.serve and workerd hand such a body over as a stream).
+    let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
         if (++pulled > 1024) controller.close();
         else controller.enqueue(chunk);
+      },
+      cancel() {
+        cancelled = true;
       },
     });
     const request = new Request('http://a.test/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body, duplex: 'half' } as RequestInit);
@@ -188,6 +192,25 @@ describe('createReferenceServer', () => {
     expect(response.status).toBe(413);
     expect((await response.json()).code).toBe('payload_too_large');
     expect(pulled).toBeLessThan(32);
+    // The upload is cancelled, so its sender stops too.
+    expect(cancelled).toBe(true);
+  });
+
+  it('createPet: a streamed body that breaks off answers 400 bad_request saying to send the whole body, not invalid_body nor invalid_json', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"name":"Rex",'));
+        controller.error(new Error('connection reset'));
+      },
+    });
+    const request = new Request('http://a.test/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    const response = await server.fetch(request);
+    expect([response.status, await response.json()]).toEqual([
+      400,
+      { code: 'bad_request', message: 'The request body could not be read to its end. Send the whole body.', status: 400 },
+    ]);
+    expect(server.inspect().petCount).toBe(0);
   });
 
   it('createPet: a name\'s length is counted in characters (code points), not UTF-16 code units', async () => {
@@ -275,7 +298,10 @@ describe('createReferenceServer', () => {
 
   it('faults: a drop rejects like a failed fetch, an error is a 503 Error record, and the draw repeats per seed', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['drop'], seed: 3 } });
-    await expect(get(server, 'http://a/v1/pets')).rejects.toThrow(TypeError);
+    const dropped = await get(server, 'http://a/v1/pets').catch((error: unknown) => error);
+    expect(dropped).toBeInstanceOf(TypeError);
+    expect(isInjectedFault(dropped)).toBe(true);
+    expect(dropped).toMatchObject({ name: 'InjectedFault', kind: 'drop', message: 'fetch failed: connection dropped by injected fault' });
     const failing = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['error'] } });
     const response = await get(failing, 'http://a/v1/pets');
     expect(response.status).toBe(503);
@@ -312,7 +338,7 @@ describe('createReferenceServer', () => {
     const reader = response.body!.getReader();
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toBe(whole.slice(0, whole.length / 2));
-    await expect(reader.read()).rejects.toThrow('connection dropped by injected fault');
+    await expect(reader.read()).rejects.toMatchObject({ name: 'InjectedFault', kind: 'drop', message: 'fetch failed: connection dropped by injected fault' });
   });
 
   it('rejects an invalid fault rate', () => {

@@ -118,6 +118,24 @@ describe('startReferenceServer', () => {
     expect(answer).toContain('"code":"payload_too_large"');
   });
 
+  it('a POST whose Content-Length announces more than 1 MiB answers 413 before its body is sent', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const { port, hostname } = new URL(running.url);
+    const socket = connect(Number(port), hostname);
+    onTestFinished(() => void socket.destroy());
+    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 1048577\r\n\r\n{`);
+    let answer = '';
+    await new Promise<void>((resolve, reject) => {
+      socket.on('data', (d) => {
+        answer += d;
+        if (answer.endsWith('}')) resolve();
+      });
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413/);
+    expect(answer).toContain('"code":"payload_too_large"');
+  });
+
   it('an absolute-form or odd request target still gets an Error record, never a crash', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET * HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
