@@ -186,8 +186,9 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
   }
   const seeded: Pet[] = [];
   const used = new Set<number>();
-  // A loop, not Math.max(...ids): spreading a few hundred thousand seeds overflows the stack.
-  let nextId = pets.reduce((max, p) => (typeof p?.id === 'number' && p.id > max ? p.id : max), 0) + 1;
+  // A loop, not Math.max(...ids): spreading a few hundred thousand seeds overflows the stack. Only
+  // ids a pet can have count: past an id of 1.5 or 2^53, a seed without one was blamed for it.
+  let nextId = pets.reduce((max, p) => (Number.isSafeInteger(p?.id) && p.id! > max ? p.id! : max), 0) + 1;
   for (const [index, seed] of pets.entries()) {
     if (typeof seed !== 'object' || seed === null) throw new TypeError(`pets[${index}]: expected a seed record such as { name: "Rex", categoryId: 1 }, got ${String(seed)}.`);
     const { id, ...rest } = seed;

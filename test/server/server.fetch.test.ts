@@ -242,6 +242,13 @@ describe('createReferenceServer', () => {
     expect(() => createReferenceServer({ pets: [null] as never })).toThrow('pets[0]: expected a seed record such as { name: "Rex", categoryId: 1 }, got null.');
   });
 
+  it('a seed record with an unknown field or an id that is no safe integer is a TypeError naming that seed (before: a bad id was blamed on a seed without one before it)', () => {
+    const seed = (extra: object) => () => createReferenceServer({ pets: [{ name: 'a', categoryId: 1 }, { name: 'b', categoryId: 1, ...extra }] });
+    expect(seed({ tag: 'x' })).toThrow('pets[1]: pets[1] has unknown field "tag"');
+    expect(seed({ id: 1.5 })).toThrow('pets[1]: id must be an integer');
+    expect(seed({ id: 2 ** 53 })).toThrow('pets[1]: id must be at most 9007199254740991');
+  });
+
   it('orders that are not a list JSON can hold (a BigInt id, a cycle) are a TypeError when the server is created (before: GET /store/orders answered 500)', async () => {
     expect(() => createReferenceServer({ orders: [{ id: 1n }] })).toThrow(/orders: expected a list of JSON values/);
     const cycle: Record<string, unknown> = {};
