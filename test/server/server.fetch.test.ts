@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createReferenceServer, isInjectedFault } from '@animal-store/sdk/server';
 import { behaviourSuite, T0 } from './behaviour.js';
 import { inProcess } from './transports.js';
@@ -229,7 +229,9 @@ describe('createReferenceServer', () => {
 
   it('rejects options it cannot honour with a TypeError that says what to fix', () => {
     expect(() => createReferenceServer({ apiKeys: { k: 'gold' as 'free' } })).toThrow(/plan "gold".*"free", "pro", "business"/);
-    expect(() => createReferenceServer({ apiKeys: { k: { perMinute: 0, perDay: 1 } } })).toThrow(/positive integers/);
+    for (const quota of [{ perMinute: 0, perDay: 1 }, { perMinute: 1, perDay: 0 }, { perMinute: 1.5, perDay: 10 }, { perMinute: 1, perDay: 2.5 }, { perMinute: '1', perDay: 1 }, null]) {
+      expect(() => createReferenceServer({ apiKeys: { k: quota as never } }), JSON.stringify(quota)).toThrow('apiKeys: a custom quota must be { perMinute, perDay } with positive integers.');
+    }
     expect(() => createReferenceServer({ apiKeys: { 'has space': 'free' } })).toThrow(/printable ASCII/);
     expect(() => createReferenceServer({ pets: -1 })).toThrow(/pets: expected a count/);
     expect(() => createReferenceServer({ pets: [{ name: '', categoryId: 1 }] })).toThrow(/pets\[0\]: name must be at least 1 character/);
@@ -239,7 +241,9 @@ describe('createReferenceServer', () => {
 
   it('pets that are neither a count nor a list of seed records (from JavaScript) say what pets takes, not what failed inside', () => {
     expect(() => createReferenceServer({ pets: '5' as never })).toThrow('pets: expected a count (a non-negative integer) or seed records, got "5".');
+    expect(() => createReferenceServer({ pets: -1 })).toThrow('pets: expected a count (a non-negative integer) or seed records, got -1.');
     expect(() => createReferenceServer({ pets: [null] as never })).toThrow('pets[0]: expected a seed record such as { name: "Rex", categoryId: 1 }, got null.');
+    expect(() => createReferenceServer({ pets: [5] as never })).toThrow('pets[0]: expected a seed record such as { name: "Rex", categoryId: 1 }, got 5.');
   });
 
   it('a seed record with an unknown field or an id that is no safe integer is a TypeError naming that seed (before: a bad id was blamed on a seed without one before it)', () => {
@@ -247,6 +251,30 @@ describe('createReferenceServer', () => {
     expect(seed({ tag: 'x' })).toThrow('pets[1]: pets[1] has unknown field "tag"');
     expect(seed({ id: 1.5 })).toThrow('pets[1]: id must be an integer');
     expect(seed({ id: 2 ** 53 })).toThrow('pets[1]: id must be at most 9007199254740991');
+  });
+
+  it('seed records are listed by id whatever their order, and those without an id count up from one past the largest given', async () => {
+    const server = createReferenceServer({
+      apiKeys: { k: 'free' },
+      pets: [{ id: 7, name: 'g', categoryId: 1 }, { name: 'x', categoryId: 2 }, { id: 3, name: 'c', categoryId: 1 }, { name: 'y', categoryId: 3 }],
+    });
+    const pets = await (await get(server, 'http://a/v1/pets')).json();
+    expect(pets.map((p: { id: number; name: string }) => [p.id, p.name])).toEqual([[3, 'c'], [7, 'g'], [8, 'x'], [9, 'y']]);
+  });
+
+  it('pets: a count generates named pets (Rex 1 … Hazel 1, then Rex 2), in categories 1 to 5 and the statuses in turn', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 12 });
+    const pets = await (await get(server, 'http://a/v1/pets')).json();
+    expect(pets.map((p: { name: string }) => p.name)).toEqual(['Rex 1', 'Whiskers 1', 'Bubbles 1', 'Nibbles 1', 'Luna 1', 'Milo 1', 'Coco 1', 'Pepper 1', 'Ziggy 1', 'Hazel 1', 'Rex 2', 'Whiskers 2']);
+    expect(pets.slice(0, 7)).toEqual([
+      { id: 1, name: 'Rex 1', categoryId: 1, status: 'available' },
+      { id: 2, name: 'Whiskers 1', categoryId: 2, status: 'pending' },
+      { id: 3, name: 'Bubbles 1', categoryId: 3, status: 'sold' },
+      { id: 4, name: 'Nibbles 1', categoryId: 4, status: 'available' },
+      { id: 5, name: 'Luna 1', categoryId: 5, status: 'pending' },
+      { id: 6, name: 'Milo 1', categoryId: 1, status: 'sold' },
+      { id: 7, name: 'Coco 1', categoryId: 2, status: 'available' },
+    ]);
   });
 
   it('orders that are not a list JSON can hold (a BigInt id, a cycle) are a TypeError when the server is created (before: GET /store/orders answered 500)', async () => {
@@ -348,7 +376,26 @@ describe('createReferenceServer', () => {
     await expect(reader.read()).rejects.toMatchObject({ name: 'InjectedFault', kind: 'drop', message: 'fetch failed: connection dropped by injected fault' });
   });
 
-  it('rejects an invalid fault rate', () => {
+  it('rejects a fault rate outside 0 to 1 and a kind of fault it does not know; a rate of 0 injects nothing', async () => {
     expect(() => createReferenceServer({ faults: { rate: 2 } })).toThrow(/faults.rate/);
+    expect(() => createReferenceServer({ faults: { rate: -0.1 } })).toThrow('faults.rate must be a number from 0 to 1, got -0.1.');
+    expect(() => createReferenceServer({ faults: { rate: 1, kinds: ['drop', 'boom' as 'drop'] } })).toThrow('faults.kinds: "boom" is not one of latency, error, drop, truncate.');
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 0 } });
+    expect((await get(server, 'http://a/v1/pets')).status).toBe(200);
+  });
+
+  it('faults without kinds draw from every kind: latency, error, drop and truncate', async () => {
+    vi.useFakeTimers();
+    try {
+      const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, latencyMs: 5 } });
+      for (let i = 0; i < 40; i++) {
+        const answer = get(server, 'http://a/v1/pets').then((response) => response.text()).catch(() => undefined);
+        await vi.advanceTimersByTimeAsync(5);
+        await answer;
+      }
+      expect(new Set(server.requests().map((r) => r.fault))).toEqual(new Set(['latency', 'error', 'drop', 'truncate']));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
