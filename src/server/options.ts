@@ -223,7 +223,7 @@ function resolveOrders(orders: readonly unknown[]): string {
 export function resolveApiKeys(apiKeys: Record<string, PlanName | Quota>): Map<string, Quota> {
   const resolved = new Map<string, Quota>();
   for (const [key, plan] of Object.entries(apiKeys)) {
-    if (key.length === 0 || !/^[\x21-\x7e]+$/.test(key)) {
+    if (!/^[\x21-\x7e]+$/.test(key)) {
       throw new TypeError('apiKeys: every key must be a non-empty string of printable ASCII without spaces.');
     }
     resolved.set(key, resolveQuota(plan));

@@ -232,7 +232,7 @@ describe('createReferenceServer', () => {
     for (const quota of [{ perMinute: 0, perDay: 1 }, { perMinute: 1, perDay: 0 }, { perMinute: 1.5, perDay: 10 }, { perMinute: 1, perDay: 2.5 }, { perMinute: '1', perDay: 1 }, null]) {
       expect(() => createReferenceServer({ apiKeys: { k: quota as never } }), JSON.stringify(quota)).toThrow('apiKeys: a custom quota must be { perMinute, perDay } with positive integers.');
     }
-    expect(() => createReferenceServer({ apiKeys: { 'has space': 'free' } })).toThrow(/printable ASCII/);
+    for (const key of ['has space', '', 'k\u00e9']) expect(() => createReferenceServer({ apiKeys: { [key]: 'free' } }), key).toThrow(/printable ASCII/);
     expect(() => createReferenceServer({ pets: -1 })).toThrow(/pets: expected a count/);
     expect(() => createReferenceServer({ pets: [{ name: '', categoryId: 1 }] })).toThrow(/pets\[0\]: name must be at least 1 character/);
     expect(() => createReferenceServer({ pets: [{ id: 1, name: 'a', categoryId: 1 }, { id: 1, name: 'b', categoryId: 1 }] })).toThrow(/id 1 is used twice/);
