@@ -319,6 +319,15 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.requests().map(({ method, path }) => `${method} ${path}`)).toEqual(['GET /v1/store/orders']);
   });
 
+  it('server.clearRequests() forgets a request still being answered that arrived just before it, the last to arrive', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const straggler = slowPost(server);
+    server.clearRequests();
+    straggler.finish();
+    expect((await straggler.answer).status).toBe(201);
+    expect(server.requests()).toEqual([]);
+  });
+
   it.each(['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'])('the journal and /_admin/requests show [redacted] where the path or query held a key (%j), a configured one or the one presented, raw or percent-encoded (before: the path as sent, key included)', async (key) => {
     const unknown = `${key}-revoked`;
     const server = createReferenceServer({ apiKeys: { [key]: 'free' }, admin: true });

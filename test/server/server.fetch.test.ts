@@ -262,6 +262,11 @@ describe('createReferenceServer', () => {
     expect(pets.map((p: { id: number; name: string }) => [p.id, p.name])).toEqual([[3, 'c'], [7, 'g'], [8, 'x'], [9, 'y']]);
   });
 
+  it('listPets with a status no pet has answers an empty array', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: [{ name: 'a', categoryId: 1, status: 'available' }, { name: 'b', categoryId: 1 }] });
+    for (const status of ['sold', 'pending']) expect(await (await get(server, `http://a/v1/pets?status=${status}`)).json()).toEqual([]);
+  });
+
   it('pets: a count generates named pets (Rex 1 … Hazel 1, then Rex 2), in categories 1 to 5 and the statuses in turn', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' }, pets: 12 });
     const pets = await (await get(server, 'http://a/v1/pets')).json();
@@ -351,6 +356,26 @@ describe('createReferenceServer', () => {
     expect(first).toEqual(await draws());
     expect(first).toContain(503);
     expect(first).toContain(200);
+  });
+
+  it('isInjectedFault is true of an injected drop only, not of other network errors nor of lookalikes that are no Error', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 1, kinds: ['drop'] } });
+    expect(isInjectedFault(await get(server, 'http://a/v1/pets').catch((error: unknown) => error))).toBe(true);
+    for (const other of [new TypeError('fetch failed'), { name: 'InjectedFault', kind: 'drop' }, null, 'InjectedFault']) {
+      expect(isInjectedFault(other), String(other)).toBe(false);
+    }
+  });
+
+  it('faults: a seed fixes the draw, drops before and after acting included: seed 1 over eight createPets gives the same outcomes every run', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 0.75, kinds: ['drop', 'error'], seed: 1 } });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const before = server.inspect().petCount;
+      const post = new Request('http://a/v1/pets', { method: 'POST', headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' });
+      const status = await server.fetch(post).then((r) => String(r.status), () => 'drop');
+      outcomes.push(status === 'drop' ? (server.inspect().petCount > before ? 'drop after' : 'drop before') : status);
+    }
+    expect(outcomes).toEqual(['drop before', '201', '201', '503', '503', 'drop after', 'drop after', 'drop before']);
   });
 
   it('faults: a truncated body fails when read, after the request was acted on', async () => {
