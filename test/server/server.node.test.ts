@@ -145,6 +145,25 @@ describe('startReferenceServer', () => {
     expect(text).toContain('"status":404');
   });
 
+  it('an absolute-form target with https is served like its path, as one with http is', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 1 });
+    for (const scheme of ['http', 'https']) {
+      const text = await raw(running.url, `GET ${scheme}://other.test/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+      expect(text, scheme).toMatch(/^HTTP\/1\.1 200/);
+    }
+  });
+
+  it('headers are read by their own name only (Cache-Control is no Authorization, though as long), and repeated lines are joined in order', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const get = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nCache-Control: no-cache\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
+    expect(get).toMatch(/^HTTP\/1\.1 200/);
+    const preflight = await raw(
+      running.url,
+      `OPTIONS /v1/pets HTTP/1.1\r\nHost: x\r\nAccess-Control-Request-Headers: x-a\r\nAccess-Control-Request-Headers: x-b\r\nConnection: close\r\n\r\n`,
+    );
+    expect(preflight).toMatch(/\r\naccess-control-allow-headers: x-a, x-b\r\n/i);
+  });
+
   it('a request target no URL can be made of answers a 400 Error record', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET http://[::1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
