@@ -239,6 +239,14 @@ describe('createReferenceServer', () => {
     expect(() => createReferenceServer({ banThreshold: -1 })).toThrow(/banThreshold/);
   });
 
+  it('options that are not an object (from JavaScript) are a TypeError that shows what the options look like, not a default server', () => {
+    for (const options of [null, 5, 'pets']) {
+      expect(() => createReferenceServer(options as never), String(options)).toThrow(
+        new TypeError('createReferenceServer(): the options must be an object, such as { apiKeys, pets, orders }.'),
+      );
+    }
+  });
+
   it('pets that are neither a count nor a list of seed records (from JavaScript) say what pets takes, not what failed inside', () => {
     expect(() => createReferenceServer({ pets: '5' as never })).toThrow('pets: expected a count (a non-negative integer) or seed records, got "5".');
     expect(() => createReferenceServer({ pets: -1 })).toThrow('pets: expected a count (a non-negative integer) or seed records, got -1.');
@@ -248,9 +256,16 @@ describe('createReferenceServer', () => {
 
   it('a seed record with an unknown field or an id that is no safe integer is a TypeError naming that seed (before: a bad id was blamed on a seed without one before it)', () => {
     const seed = (extra: object) => () => createReferenceServer({ pets: [{ name: 'a', categoryId: 1 }, { name: 'b', categoryId: 1, ...extra }] });
-    expect(seed({ tag: 'x' })).toThrow('pets[1]: pets[1] has unknown field "tag"');
+    expect(seed({ tag: 'x' })).toThrow(new TypeError('pets[1]: the record has unknown field "tag"'));
     expect(seed({ id: 1.5 })).toThrow('pets[1]: id must be an integer');
     expect(seed({ id: 2 ** 53 })).toThrow('pets[1]: id must be at most 9007199254740991');
+  });
+
+  it('a seed record without an id after one with the largest safe id is told that no id is left, not that its id is too large', () => {
+    const seeds = [{ id: Number.MAX_SAFE_INTEGER, name: 'a', categoryId: 1 }, { name: 'b', categoryId: 1 }];
+    expect(() => createReferenceServer({ pets: seeds })).toThrow(
+      new TypeError('pets[1]: no id is left after 9007199254740991 for a seed record without one; give it an id.'),
+    );
   });
 
   it('seed records are listed by id whatever their order, and those without an id count up from one past the largest given', async () => {
