@@ -330,7 +330,8 @@ describe('request ids, the journal and the clock in-process', () => {
 
   it.each(['sk_live_LEAKCANARY123', 'sk+live/LEAK=CANARY%2F~x'])('the journal and /_admin/requests show [redacted] where the path or query held a key (%j), a configured one or the one presented, raw or percent-encoded (before: the path as sent, key included)', async (key) => {
     const unknown = `${key}-revoked`;
-    const server = createReferenceServer({ apiKeys: { [key]: 'free' }, admin: true });
+    // Another key configured first: a path is searched for each key, not only for texts that hold them all.
+    const server = createReferenceServer({ apiKeys: { sk_test_OTHER0KEY: 'pro', [key]: 'free' }, admin: true });
     const encoded = encodeURIComponent(key);
     const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
     await get(server, `/v1/pets?token=${encoded}&limit=1`, auth(key));

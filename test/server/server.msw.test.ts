@@ -21,6 +21,7 @@ describe('createHandlers', () => {
   it('no options, a misspelt one, or the options in place of the server is a TypeError that shows the call', () => {
     const server = createReferenceServer();
     expect(() => createHandlers(server, undefined as never)).toThrow('createHandlers: give the base URL the client uses: createHandlers(server, { baseUrl: "https://petstore.test/v1" }).');
+    expect(() => createHandlers(server, 5 as never)).toThrow(new TypeError('createHandlers: the options must be an object, such as { baseUrl }.'));
     expect(() => createHandlers(server, { baseURL: baseUrl } as never)).toThrow('createHandlers: unknown option "baseURL" (did you mean "baseUrl"?).');
     expect(() => createHandlers({ baseUrl } as never, { baseUrl })).toThrow('createHandlers: pass the reference server first, then the options');
   });
