@@ -183,6 +183,18 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
   });
 
+  it.each([
+    ['headers over node:http\'s limit', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'],
+    ['a header line that is no header', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nNo Header: y\r\n\r\n', 400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'],
+    ['CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'],
+  ])('%s gets an answer written to the socket that says what is wrong and Connection: close, and the server closes the connection the client left open', async (_, text, status, code, message) => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const [head, body] = (await raw(running.url, text, false)).split('\r\n\r\n');
+    expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(head).toMatch(/^connection: close\r?$/im);
+    expect(JSON.parse(body!)).toEqual({ code, message, status });
+  });
+
   it('a method node:http cannot parse (unknown, or not in upper case) gets a 400 that says the method is the problem, with the rate-limit headers', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const method of ['FOO', 'patch', 'Post']) {
@@ -222,6 +234,18 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'uri_too_long', status: 414 });
     const headers = await raw(running.url, `GET /v1/pets?x=${'a'.repeat(7_000)} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(headers).toMatch(/^HTTP\/1\.1 431/);
+  });
+
+  it('over node:http a request target of 8,000 characters is served and one of 8,001 answers 414, whether or not the headers pass node:http\'s limit (then 431 for the first)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const target = (length: number) => `/v1/pets?x=${'a'.repeat(length - '/v1/pets?x='.length)}`;
+    const status = async (length: number, big: string) =>
+      /^HTTP\/1\.1 (\d+)/.exec(await raw(running!.url, `GET ${target(length)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${big}Connection: close\r\n\r\n`))?.[1];
+    expect(await status(8_000, '')).toBe('200');
+    expect(await status(8_001, '')).toBe('414');
+    const big = `X-Big: ${'a'.repeat(20_000)}\r\n`;
+    expect(await status(8_000, big)).toBe('431');
+    expect(await status(8_001, big)).toBe('414');
   });
 
   it('an Expect other than 100-continue is answered as in-process, not with node:http\'s bare 417', async () => {
@@ -277,6 +301,20 @@ describe('startReferenceServer', () => {
     for (const host of ['EXAMPLE.TEST', '[::1]:8080', 'localhost:4010', '']) {
       expect(await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     }
+  });
+
+  it('a Host with anything before or after its host and port is refused, though a URL could be built on it (a@b, b/x, a@[::1], [::1]/x, a b:1x), and a long one is quoted by its first 100 characters', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const refusal = async (host: string) => {
+      const [head, body] = (await raw(running!.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
+      expect(head, host).toMatch(/^HTTP\/1\.1 400/);
+      return JSON.parse(body!).message as string;
+    };
+    for (const host of ['a@b', 'b/x', 'b:1/x', 'a@[::1]', '[::1]/x', '[::1]:1/x', 'a b:1x']) {
+      expect(await refusal(host), host).toContain(`Host header "${host}" is not a host and port`);
+    }
+    const long = `a b${'x'.repeat(200)}`;
+    expect(await refusal(long)).toContain(`Host header "${long.slice(0, 100)}" is not a host and port`);
   });
 
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
@@ -353,6 +391,40 @@ describe('startReferenceServer', () => {
     ]);
     expect(new Date(log[0]!.time).getTime()).not.toBeNaN();
     expect(JSON.stringify(log)).not.toContain('secret-key-123');
+  });
+
+  it('a log entry names the key by its label when one was checked and has no key at all without one, is truncated only when cut, and its durationMs is within the time the request took', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { 'secret-key-123': 'free' }, onRequest: (e) => log.push(e) });
+    const started = performance.now();
+    const ok = await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer secret-key-123' } });
+    const refused = await fetch(`${running.url}/pets`);
+    await expect.poll(() => log.length).toBe(2);
+    const elapsed = performance.now() - started;
+    const entry = { time: expect.any(String), method: 'GET', path: '/v1/pets', durationMs: expect.any(Number) };
+    expect(log).toStrictEqual([
+      { ...entry, status: 200, requestId: ok.headers.get('X-Request-Id'), key: 'secr…' },
+      { ...entry, status: 401, code: 'missing_api_key', requestId: refused.headers.get('X-Request-Id') },
+    ]);
+    for (const { durationMs } of log) {
+      expect(durationMs).toBeGreaterThanOrEqual(0);
+      expect(durationMs).toBeLessThanOrEqual(elapsed);
+    }
+  });
+
+  it('a connection dropped by an injected fault is logged with status 0, never as truncated, and with the key\'s label only when the request was acted on before the drop', async () => {
+    const log: RequestLogEntry[] = [];
+    running = await startReferenceServer({ apiKeys: { 'secret-key-123': 'business' }, faults: { rate: 1, kinds: ['drop'], seed: 1 }, onRequest: (e) => log.push(e) });
+    for (let i = 0; i < 6; i++) await expect(fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer secret-key-123' } })).rejects.toThrow(TypeError);
+    await expect.poll(() => log.length).toBe(6);
+    const actedOn = running.server.inspect().keys['secret-key-123']?.requests ?? 0;
+    expect(actedOn, 'seed 1 drops some requests before acting and some after').toBeGreaterThan(0);
+    expect(actedOn).toBeLessThan(6);
+    const keys = log.map((e) => ('key' in e ? e.key : 'no key'));
+    expect(keys.sort()).toEqual([...Array<string>(6 - actedOn).fill('no key'), ...Array<string>(actedOn).fill('secr…')]);
+    for (const { key: _, ...rest } of log) {
+      expect(rest).toStrictEqual({ time: expect.any(String), method: 'GET', path: '/v1/pets', status: 0, requestId: expect.any(String), durationMs: expect.any(Number) });
+    }
   });
 
   it('the request log shows [redacted] where a path or query held the key (before: the path as sent, key included)', async () => {
@@ -477,10 +549,44 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
+    it('a client that resets its connection halfway through a request\'s headers is told of nowhere, neither answered nor journalled nor logged, and the server serves on', async () => {
+      let accepted: Socket | undefined;
+      const onSocket = (message: unknown) => void (accepted = (message as { socket: Socket }).socket);
+      subscribe('net.server.socket', onSocket);
+      onTestFinished(() => void unsubscribe('net.server.socket', onSocket));
+      const reported: unknown[] = [];
+      vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
+      onTestFinished(() => void vi.unstubAllGlobals());
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const half = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Be';
+      const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () => socket.write(half));
+      socket.on('error', () => {});
+      await expect.poll(() => accepted?.bytesRead, { message: 'the server reads the half request' }).toBe(half.length);
+      socket.resetAndDestroy();
+      await expect.poll(() => accepted?.closed, { message: 'the server sees the reset' }).toBe(true);
+      expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).status).toBe(200);
+      expect(await told(log, 1)).toEqual([{ method: 'GET', path: '/v1/pets', status: 200, code: undefined, requestId: expect.any(String) }]);
+      expect(reported).toEqual([]);
+    });
+
+    it('a request drawn for a truncate fault whose client reset the connection before its answer is logged with status 0 and not as truncated: nothing was cut, nothing went out', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['truncate'] }, onRequest: (e) => log.push(e) });
+      const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () => socket.write(`${head}Content-Length: 100\r\n\r\n{"name":"ha`));
+      socket.on('error', () => {});
+      await expect.poll(() => running!.server.inspect().keys.k?.requests).toBe(1);
+      socket.resetAndDestroy();
+      await expect.poll(() => log.length).toBe(1);
+      expect(log[0]).toMatchObject({ method: 'POST', path: '/v1/pets', status: 0 });
+      expect(log[0]).not.toHaveProperty('truncated');
+      expect(running.server.requests()).toEqual([expect.objectContaining({ status: 0, fault: 'truncate' })]);
+    });
+
     it.each([
       ['its chunked framing breaks', `${head}Transfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`],
       ['the client ends it before its Content-Length', `${head}Content-Length: 100\r\n\r\n{"name":"ha`],
-    ])('a body where %s is answered as that request, once: 400 bad_request with the request id the client got (before: also a "? ?" entry, and 400 invalid_body for an answer never sent)', async (_, text) => {
+    ])('a body where %s is answered as that request, once: 400 bad_request with the request id the client got, and Connection: close (before: also a "? ?" entry, and 400 invalid_body for an answer never sent)', async (_, text) => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       const answer = await raw(running.url, text);
@@ -488,6 +594,7 @@ describe('startReferenceServer', () => {
       const [top, body] = answer.split('\r\n\r\n');
       expect(top).toMatch(/^HTTP\/1\.1 400/);
       expect(top).toMatch(/^x-ratelimit-remaining: 59\r?$/im);
+      expect(top).toMatch(/^connection: close\r?$/im);
       expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('body') });
       const requestId = /^x-request-id: (\S+)\r?$/im.exec(top!)?.[1];
       expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status: 400, code: 'bad_request', requestId }]);
