@@ -383,14 +383,15 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
   http.on('checkExpectation', handle);
   /**
-   * Answers on a bare socket, for what never became a request, and closes the connection. A socket
-   * its client already left (a reset while an earlier answer was held) gets no answer, recorded so.
+   * Answers on a bare socket, for what never became a request and arrived at `arrived`
+   * (`performance.now()`), and closes the connection. A socket its client already left (a reset
+   * while an earlier answer was held) gets no answer, recorded so.
    */
-  const answerSocket = (socket: Duplex, reply: Reply) => {
+  const answerSocket = (socket: Duplex, reply: Reply, arrived = performance.now()) => {
     const sent = socket.writable;
     if (sent) socket.end(serialize(reply));
     else socket.destroy();
-    record(reply, sent, 0);
+    record(reply, sent, performance.now() - arrived);
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers, a broken
   // body) gets an answer as the server answers everything, not node's bare 400, and only one: the
@@ -417,7 +418,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     // answer already ended may still wait in node:http's queue behind an earlier pipelined one,
     // so the refusal goes out once the last answer has left (its 'close'), after all of them.
     const refusal = refuse(...unparsed(err, false));
-    const answer = () => answerSocket(socket, refusal);
+    const arrived = performance.now();
+    const answer = () => answerSocket(socket, refusal, arrived);
     if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', answer);
     else answer();
   });

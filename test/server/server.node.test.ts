@@ -29,10 +29,11 @@ describe('startReferenceServer', () => {
 
   /**
    * Runs `test` against a server that holds every answer on a latency of 1 s, with what
-   * `onRequest` told. Only the latency's timer is faked: node:http and the sockets keep their own.
+   * `onRequest` told. Only the latency's timer and `performance.now` (the log's durations) are
+   * faked: node:http and the sockets keep their own.
    */
   async function withHeldAnswers(test: (held: RunningReferenceServer, log: RequestLogEntry[]) => Promise<void>): Promise<void> {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     try {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, faults: { rate: 1, kinds: ['latency'], latencyMs: 1_000 }, onRequest: (e) => log.push(e) });
@@ -655,6 +656,20 @@ describe('startReferenceServer', () => {
         expect((await first).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
         expect((await second).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200']);
         expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET /v1/pets?limit=1 200', '? ? 400', 'GET /v1/pets?limit=2 200']);
+      });
+    });
+
+    it('what node:http cannot parse behind a held answer is logged with the time its answer waited, as the held one is (before: 0 ms, though it went out a second later)', async () => {
+      await withHeldAnswers(async (held, log) => {
+        const answer = raw(held.url, 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\nFOO / HTTP/1.1\r\n\r\n', false);
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET on the latency' }).toBe(1);
+        await vi.advanceTimersByTimeAsync(1_000);
+        expect((await answer).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
+        await expect.poll(() => log.length).toBe(2);
+        expect(log.map(({ method, status, durationMs }) => ({ method, status, durationMs }))).toEqual([
+          { method: 'GET', status: 200, durationMs: 1_000 },
+          { method: '?', status: 400, durationMs: 1_000 },
+        ]);
       });
     });
 
