@@ -383,15 +383,22 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
   http.on('checkExpectation', handle);
   /**
-   * Answers on a bare socket, for what never became a request and arrived at `arrived`
-   * (`performance.now()`), and closes the connection. A socket its client already left (a reset
-   * while an earlier answer was held) gets no answer, recorded so.
+   * Answers on a bare socket, for what never became a request, in its turn, and closes the
+   * connection. Refused as it arrived (the journal orders by arrival), it goes out once the answer
+   * to `last`, the connection's last request, has left (its 'close'): one already ended may still wait
+   * in node:http's queue behind an earlier pipelined one. A socket its client already left (a
+   * reset while an earlier answer was held) gets no answer, recorded so.
    */
-  const answerSocket = (socket: Duplex, reply: Reply, arrived = performance.now()) => {
-    const sent = socket.writable;
-    if (sent) socket.end(serialize(reply));
-    else socket.destroy();
-    record(reply, sent, performance.now() - arrived);
+  const answerSocket = (socket: Duplex, reply: Reply, last: Open | undefined) => {
+    const arrived = performance.now();
+    const answer = () => {
+      const sent = socket.writable;
+      if (sent) socket.end(serialize(reply));
+      else socket.destroy();
+      record(reply, sent, performance.now() - arrived);
+    };
+    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', answer);
+    else answer();
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers, a broken
   // body) gets an answer as the server answers everything, not node's bare 400, and only one: the
@@ -414,20 +421,14 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       last.watch.broken = new BrokenBody(...unparsed(err, true));
       return void last.watch.cut?.(last.watch.broken);
     }
-    // Refused now, as it arrived (the journal orders by arrival), and answered in its turn: an
-    // answer already ended may still wait in node:http's queue behind an earlier pipelined one,
-    // so the refusal goes out once the last answer has left (its 'close'), after all of them.
-    const refusal = refuse(...unparsed(err, false));
-    const arrived = performance.now();
-    const answer = () => answerSocket(socket, refusal, arrived);
-    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', answer);
-    else answer();
+    answerSocket(socket, refuse(...unparsed(err, false)), last);
   });
   // CONNECT never reaches the request handler either: node hands over the socket, and without
-  // this listener closes it unanswered. The socket is ours now, its errors included.
-  http.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+  // this listener closes it unanswered. The socket is ours now, its errors included; a request
+  // pipelined before it is still answered first, as before what node:http cannot parse.
+  http.on('connect', (_req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
-    answerSocket(socket, refuse(400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'));
+    answerSocket(socket, refuse(400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'), open.get(socket));
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -619,6 +619,17 @@ describe('startReferenceServer', () => {
       expect((await told(log, 2)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', '? 400']);
     });
 
+    it('a CONNECT after a request still being answered is answered after it, in order (before: its 400 came first and closed the connection, so the 201 the journal told of reached nobody)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      for (const end of [true, false]) {
+        const answer = await raw(running.url, `${head}Content-Length: ${body.length}\r\n\r\n${body}CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`, end);
+        expect(answer.match(/HTTP\/1\.1 \d+/g), `client ends its side: ${end}`).toEqual(['HTTP/1.1 201', 'HTTP/1.1 400']);
+      }
+      expect((await told(log, 4)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', '? 400', 'POST 201', '? 400']);
+    });
+
     it('what node:http cannot parse after pipelined requests still queued is answered after all of them, in order (before: its 400 went out first and cut the connection, so the 201 and 200 the journal told of reached nobody)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
@@ -659,9 +670,12 @@ describe('startReferenceServer', () => {
       });
     });
 
-    it('what node:http cannot parse behind a held answer is logged with the time its answer waited, as the held one is (before: 0 ms, though it went out a second later)', async () => {
+    it.each([
+      ['what node:http cannot parse', 'FOO / HTTP/1.1\r\n\r\n'],
+      ['a CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ])('%s behind a held answer goes out after it, logged with the time its answer waited, as the held one is (before: 0 ms, though it went out a second later; a CONNECT went out first)', async (_, behind) => {
       await withHeldAnswers(async (held, log) => {
-        const answer = raw(held.url, 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\nFOO / HTTP/1.1\r\n\r\n', false);
+        const answer = raw(held.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n${behind}`, false);
         await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET on the latency' }).toBe(1);
         await vi.advanceTimersByTimeAsync(1_000);
         expect((await answer).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
