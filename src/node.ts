@@ -178,10 +178,13 @@ class NodeIncoming implements Incoming {
 /** The last Host value found valid: a client sends the same one with every request, so it is parsed once. */
 let validHostSeen: string | undefined;
 
-/** Whether a Host value is a host and optional port (RFC 9112, section 3.2) that URLs can be built on. */
+/**
+ * Whether a Host value is a host and optional port (RFC 9112, section 3.2) that URLs can be built
+ * on: a name of RFC 3986's unreserved characters and sub-delims (not percent-encoded), or an IP literal.
+ */
 function validHost(host: string): boolean {
   if (host === validHostSeen) return true;
-  if (!/^[\w.\-]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host)) return false;
+  if (!/^[\w.\-~!$&'()*+,;=]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host)) return false;
   try {
     new URL(`http://${host}`);
   } catch {

@@ -298,8 +298,9 @@ describe('startReferenceServer', () => {
     await expect.poll(() => log.length).toBe(hosts.length);
     expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(hosts.map(() => 'GET /v1/pets?limit=1 400'));
     expect(running.server.inspect().keys).toEqual({});
-    // What a host may be: a name in any case, an IPv6 literal, with a port or not; an empty Host is served on the server's origin.
-    for (const host of ['EXAMPLE.TEST', '[::1]:8080', 'localhost:4010', '']) {
+    // What a host may be: a name in any case, with any character RFC 3986 lets a name hold (unreserved and
+    // sub-delims), an IPv6 literal, with a port or not; an empty Host is served on the server's origin.
+    for (const host of ['EXAMPLE.TEST', 'a~b', "x!$&'()*+,;=y:80", '[::1]:8080', 'localhost:4010', '']) {
       expect(await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     }
   });
