@@ -8,6 +8,9 @@ import { BASE_URL, run, thrown, useReferenceServer } from './harness.js';
 
 const { server, mock, client } = useReferenceServer();
 
+/** A client made from options as JavaScript may pass them, untyped: for the errors its constructor throws. */
+const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
+
 afterEach(() => {
   vi.unstubAllEnvs();
 });
@@ -105,7 +108,6 @@ describe('configuration', () => {
   });
 
   it('an option of the wrong type (JavaScript has no type check) is a ValidationError naming it and what it must be', async () => {
-    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
     expect(make({ baseUrl: 123 })).toThrow('PetStoreClient options: baseUrl must be a string or a URL.');
     expect(make({ throttle: 'no' })).toThrow('PetStoreClient options: throttle must be a boolean.');
     expect(make({ fetch: 1 })).toThrow("PetStoreClient options: fetch must be a function, such as a reference server's: fetch: (request) => server.fetch(request).");
@@ -183,7 +185,6 @@ describe('configuration', () => {
   });
 
   it('a misspelt option (JavaScript has no type check) is a ValidationError that names it and suggests the right one', () => {
-    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
     expect(make({ retries: 5 })).toThrow(ValidationError);
     expect(make({ retries: 5 })).toThrow('PetStoreClient options: unknown option "retries" (did you mean "maxRetries"?)');
     expect(make({ baseURL: 'x' })).toThrow('unknown option "baseURL" (did you mean "baseUrl"?)');
@@ -191,7 +192,6 @@ describe('configuration', () => {
   });
 
   it('an option written in another case or style, or with a slip of the keyboard, names the one meant (max_retries, api_key, timout)', () => {
-    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
     expect(make({ max_retries: 1 })).toThrow('unknown option "max_retries" (did you mean "maxRetries"?)');
     expect(make({ base_url: BASE_URL })).toThrow('unknown option "base_url" (did you mean "baseUrl"?)');
     expect(make({ timout: 1 })).toThrow('unknown option "timout" (did you mean "timeout"?)');
@@ -199,7 +199,6 @@ describe('configuration', () => {
   });
 
   it('an option is named where the name is its end (url: baseUrl) or a slip away, two slips from six letters on (fetcher, loggin); a name of two letters, or further from each (logr, bearer), gets the list, and one of thousands of characters is quoted cut to 40', () => {
-    const make = (options: object) => () => new PetStoreClient({ apiKey: 'k', baseUrl: BASE_URL, ...options });
     expect(make({ url: BASE_URL })).toThrow('unknown option "url" (did you mean "baseUrl"?)');
     expect(make({ fetcher: fetch })).toThrow('unknown option "fetcher" (did you mean "fetch"?)');
     expect(make({ loggin: console })).toThrow('unknown option "loggin" (did you mean "logger"?)');
@@ -236,8 +235,8 @@ describe('configuration', () => {
       [() => client({ headers: { Authorization: 'Bearer key-pro' } }), 'headers'],
       [() => client({ coordinator: { bind: () => 1 } as never }), 'coordinator'],
     ];
-    for (const [make, path] of cases) {
-      const error = thrown(make);
+    for (const [construct, path] of cases) {
+      const error = thrown(construct);
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).issues).toEqual([{ code: 'custom', path: [path], message: (error as Error).message, input: undefined }]);
     }

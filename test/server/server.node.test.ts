@@ -284,16 +284,18 @@ describe('startReferenceServer', () => {
     expect(running.server.inspect().keys).toEqual({});
   });
 
-  it('a Host that is no host and port gets a 400 Error record naming the Host, journalled with its method and path (before: a 400 blaming the request target and journalled "? ?", or served on the server\'s origin)', async () => {
+  it('a Host that is no host and port (anything before or after one too, though a URL could be built on it) gets a 400 Error record naming the Host by its first 100 characters, journalled with its method and path (before: a 400 blaming the request target and journalled "? ?", or served on the server\'s origin)', async () => {
     const log: RequestLogEntry[] = [];
     running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
-    const hosts = ['localhost:99999', '1.2.3.4.5', '[zz]', 'a b', 'a.test, b.test'];
+    // Anything before or after a host and port too, though a URL could be built on it (a@b, b/x, a@[::1], [::1]/x,
+    // a b:1x); a long one is quoted by its first 100 characters.
+    const hosts = ['localhost:99999', '1.2.3.4.5', '[zz]', 'a b', 'a.test, b.test', 'a@b', 'b/x', 'b:1/x', 'a@[::1]', '[::1]/x', '[::1]:1/x', 'a b:1x', `a b${'x'.repeat(200)}`];
     for (const host of hosts) {
       const text = await raw(running.url, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
       const [head, body] = text.split('\r\n\r\n');
-      expect(head).toMatch(/^HTTP\/1\.1 400/);
+      expect(head, host).toMatch(/^HTTP\/1\.1 400/);
       expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining(`Host header "${host}"`) });
+      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining(`Host header "${host.slice(0, 100)}" is not a host and port`) });
     }
     await expect.poll(() => log.length).toBe(hosts.length);
     expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(hosts.map(() => 'GET /v1/pets?limit=1 400'));
@@ -303,20 +305,6 @@ describe('startReferenceServer', () => {
     for (const host of ['EXAMPLE.TEST', 'a~b', "x!$&'()*+,;=y:80", '[::1]:8080', 'localhost:4010', '']) {
       expect(await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     }
-  });
-
-  it('a Host with anything before or after its host and port is refused, though a URL could be built on it (a@b, b/x, a@[::1], [::1]/x, a b:1x), and a long one is quoted by its first 100 characters', async () => {
-    running = await startReferenceServer({ apiKeys: { k: 'free' } });
-    const refusal = async (host: string) => {
-      const [head, body] = (await raw(running!.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
-      expect(head, host).toMatch(/^HTTP\/1\.1 400/);
-      return JSON.parse(body!).message as string;
-    };
-    for (const host of ['a@b', 'b/x', 'b:1/x', 'a@[::1]', '[::1]/x', '[::1]:1/x', 'a b:1x']) {
-      expect(await refusal(host), host).toContain(`Host header "${host}" is not a host and port`);
-    }
-    const long = `a b${'x'.repeat(200)}`;
-    expect(await refusal(long)).toContain(`Host header "${long.slice(0, 100)}" is not a host and port`);
   });
 
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
