@@ -39,7 +39,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: INTEGRATION.map((dir) => `${dir}/**/*.test.ts`), globalSetup: ['test/support/node22-setup.ts'] },
+        test: { name: 'integration', include: INTEGRATION.map((dir) => `${dir}/**/*.test.ts`), globalSetup: ['test/support/dist-setup.ts', 'test/support/node22-setup.ts'] },
       },
     ],
   },
