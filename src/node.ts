@@ -225,9 +225,11 @@ function hostProblem(req: IncomingMessage): string | undefined {
  * Whether node:http's header limit was passed by the request line's target, which the server
  * answers with a 414 however long it is, rather than by the headers (431). Node checks one limit
  * for both; the packet it failed on shows the request line when the request came in one piece.
+ * An absolute-form target's scheme and authority are not measured: the limit is on the path and
+ * query, as `serve` measures them.
  */
 function longTarget(packet: Buffer | undefined): boolean {
-  const line = /^[\w!#$%&'*+.^`|~-]+ ([^ \r\n]*)/.exec(packet?.toString('latin1', 0, MAX_TARGET_LENGTH + 100) ?? '');
+  const line = /^[\w!#$%&'*+.^`|~-]+ (?:[a-z][a-z\d+.-]*:\/\/[^/?# \r\n]*)?([^ \r\n]*)/i.exec(packet?.toString('latin1') ?? '');
   return line !== null && line[1]!.length > MAX_TARGET_LENGTH;
 }
 

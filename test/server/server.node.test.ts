@@ -249,6 +249,26 @@ describe('startReferenceServer', () => {
     expect(await status(8_001, big)).toBe('414');
   });
 
+  it('an absolute-form target is measured by its path and query alone: 8,000 characters after http://host:port with headers past node:http\'s limit answer 431, 8,001 answer 414 (before: the origin was counted, and the first got a 414 blaming the path)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const { origin } = new URL(running.url);
+    const target = (length: number, authority = origin) => `${authority}/v1/pets?x=${'a'.repeat(length - '/v1/pets?x='.length)}`;
+    const answer = async (length: number, big: string, authority?: string) =>
+      (await raw(running!.url, `GET ${target(length, authority)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${big}Connection: close\r\n\r\n`)).split('\r\n\r\n');
+    expect((await answer(8_000, ''))[0]).toMatch(/^HTTP\/1\.1 200/);
+    expect((await answer(8_001, ''))[0]).toMatch(/^HTTP\/1\.1 414/);
+    const big = `X-Big: ${'a'.repeat(20_000)}\r\n`;
+    const [head, body] = await answer(8_000, big);
+    expect(head).toMatch(/^HTTP\/1\.1 431/);
+    expect(JSON.parse(body!)).toMatchObject({ code: 'headers_too_large', status: 431 });
+    const [longHead, longBody] = await answer(8_001, big);
+    expect(longHead).toMatch(/^HTTP\/1\.1 414/);
+    expect(JSON.parse(longBody!)).toMatchObject({ code: 'uri_too_long', status: 414 });
+    // However long the authority before them.
+    expect((await answer(8_001, big, `http://${'a'.repeat(500)}.test`))[0]).toMatch(/^HTTP\/1\.1 414/);
+    expect((await answer(8_000, big, `http://${'a'.repeat(500)}.test`))[0]).toMatch(/^HTTP\/1\.1 431/);
+  });
+
   it('an Expect other than 100-continue is answered as in-process, not with node:http\'s bare 417', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nExpect: something\r\nConnection: close\r\n\r\n`);
