@@ -20,7 +20,7 @@ export interface RequestLogEntry {
   time: string;
   /** The method as sent (`?` for what node:http could not parse). */
   method: string;
-  /** Path and query string (`?` for what node:http could not parse); an API key in them shows as `[redacted]`. */
+  /** Path and query string (`?` for what node:http could not parse, or a target no URL can be made of); an API key in them shows as `[redacted]`. */
   path: string;
   /** The status answered, or 0 when the connection was dropped or aborted before an answer. */
   status: number;
@@ -363,6 +363,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       reply = problem ? refuse(400, 'bad_request', problem, request) : serve(request);
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
+      // node:http parsed the request, its method included: only its target is no URL, so the
+      // path alone is `?` in the journal and the log.
+      reply.exchange!.method = req.method!;
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) {

@@ -739,6 +739,15 @@ describe('startReferenceServer', () => {
       await raw(running.url, `DELETE /v1/pets HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n`);
       expect((await told(log, 2)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET /v1/pets?limit=2 400', 'DELETE /v1/pets 400']);
     });
+
+    it('requests whose target no URL can be made of are journalled and logged with their method, and ? for the path they lack (before: "? ?", as if node:http had not parsed them)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      for (const line of ['GET ftp://x/v1/pets', 'POST http://[::1', 'HEAD ftp://x/v1/pets']) {
+        expect(await raw(running.url, `${line} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+      }
+      expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET ? 400', 'POST ? 400', 'HEAD ? 400']);
+    });
   });
 
   it('close() stops listening', async () => {
