@@ -180,15 +180,16 @@ let validHostSeen: string | undefined;
 
 /**
  * Whether a Host value is a host and optional port (RFC 9112, section 3.2) that URLs can be built
- * on: a name of RFC 3986's unreserved characters and sub-delims (not percent-encoded), or an IP literal.
+ * on: a name of RFC 3986's unreserved characters, sub-delims and percent-encoded octets, or an IP literal.
  */
 function validHost(host: string): boolean {
   if (host === validHostSeen) return true;
-  if (!/^[\w.\-~!$&'()*+,;=]+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host)) return false;
+  if (!/^(?:[\w.\-~!$&'()*+,;=]|%[\da-fA-F]{2})+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host)) return false;
   try {
     new URL(`http://${host}`);
   } catch {
-    // A port past 65535, an IPv4 address of five parts, an IPv6 literal that is none.
+    // A port past 65535, an IPv4 address of five parts, an IPv6 literal that is none, octets that
+    // decode to what no name may hold (a space, a slash) or to no UTF-8.
     return false;
   }
   validHostSeen = host;

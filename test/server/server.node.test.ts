@@ -304,12 +304,12 @@ describe('startReferenceServer', () => {
     expect(running.server.inspect().keys).toEqual({});
   });
 
-  it('a Host that is no host and port (anything before or after one too, though a URL could be built on it) gets a 400 Error record naming the Host by its first 100 characters, journalled with its method and path (before: a 400 blaming the request target and journalled "? ?", or served on the server\'s origin)', async () => {
+  it('a Host that is no host and port (anything before or after one too, though a URL could be built on it; a % that is no percent-encoded octet, or one of what no name may hold) gets a 400 Error record naming the Host by its first 100 characters, journalled with its method and path (before: a 400 blaming the request target and journalled "? ?", or served on the server\'s origin)', async () => {
     const log: RequestLogEntry[] = [];
     running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
     // Anything before or after a host and port too, though a URL could be built on it (a@b, b/x, a@[::1], [::1]/x,
     // a b:1x); a long one is quoted by its first 100 characters.
-    const hosts = ['localhost:99999', '1.2.3.4.5', '[zz]', 'a b', 'a.test, b.test', 'a@b', 'b/x', 'b:1/x', 'a@[::1]', '[::1]/x', '[::1]:1/x', 'a b:1x', `a b${'x'.repeat(200)}`];
+    const hosts = ['localhost:99999', '1.2.3.4.5', '[zz]', 'a b', 'a.test, b.test', 'a@b', 'b/x', 'b:1/x', 'a@[::1]', '[::1]/x', '[::1]:1/x', 'a b:1x', `a b${'x'.repeat(200)}`, 'a%', 'a%G1', 'a%4:80', 'a%20b', 'a%2Fb', 'a%FF'];
     for (const host of hosts) {
       const text = await raw(running.url, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
       const [head, body] = text.split('\r\n\r\n');
@@ -321,8 +321,9 @@ describe('startReferenceServer', () => {
     expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(hosts.map(() => 'GET /v1/pets?limit=1 400'));
     expect(running.server.inspect().keys).toEqual({});
     // What a host may be: a name in any case, with any character RFC 3986 lets a name hold (unreserved and
-    // sub-delims), an IPv6 literal, with a port or not; an empty Host is served on the server's origin.
-    for (const host of ['EXAMPLE.TEST', 'a~b', "x!$&'()*+,;=y:80", '[::1]:8080', 'localhost:4010', '']) {
+    // sub-delims, and percent-encoded octets of UTF-8), an IPv6 literal, with a port or not; an empty Host
+    // is served on the server's origin.
+    for (const host of ['EXAMPLE.TEST', 'a~b', "x!$&'()*+,;=y:80", 'a%41b:80', 'caf%C3%a9', '[::1]:8080', 'localhost:4010', '']) {
       expect(await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     }
   });
