@@ -20,7 +20,7 @@ export interface RequestLogEntry {
   time: string;
   /** The method as sent (`?` for what node:http could not parse). */
   method: string;
-  /** Path and query string (`?` for what node:http could not parse, or a target no URL can be made of); an API key in them shows as `[redacted]`. */
+  /** Path and query string (`?` for what node:http could not parse, or a target no URL can be made of, a CONNECT's included); an API key in them shows as `[redacted]`. */
   path: string;
   /** The status answered, or 0 when the connection was dropped or aborted before an answer. */
   status: number;
@@ -353,6 +353,15 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       reportListenerError(error);
     }
   };
+  /**
+   * The 400 for a request node:http parsed but no URL is made of (a target of another scheme, or
+   * none; CONNECT's authority): recorded with its method, and `?` for the path it has none of.
+   */
+  const refuseTarget = (req: IncomingMessage, message: string) => {
+    const reply = refuse(400, 'bad_request', message);
+    reply.exchange!.method = req.method!;
+    return reply;
+  };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
@@ -363,10 +372,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       const problem = hostProblem(req);
       reply = problem ? refuse(400, 'bad_request', problem, request) : serve(request);
     } catch {
-      reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
-      // node:http parsed the request, its method included: only its target is no URL, so the
-      // path alone is `?` in the journal and the log.
-      reply.exchange!.method = req.method!;
+      reply = refuseTarget(req, 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) {
@@ -435,9 +441,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // CONNECT never reaches the request handler either: node hands over the socket, and without
   // this listener closes it unanswered. The socket is ours now, its errors included; a request
   // pipelined before it is still answered first, as before what node:http cannot parse.
-  http.on('connect', (_req: IncomingMessage, socket: Socket) => {
+  http.on('connect', (req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
-    answerSocket(socket, refuse(400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'), open.get(socket));
+    answerSocket(socket, refuseTarget(req, 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'), open.get(socket));
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -15,8 +15,8 @@ export interface RequestRecord {
   /**
    * Path and query string; an API key in them (a configured one, or whatever `Authorization`
    * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`;
-   * `?` for what never became a request, and for a target no URL can be made of (`ftp://x/v1/pets`
-   * over node:http, which is journalled with its method).
+   * `?` for what never became a request, and for a target no URL can be made of (`ftp://x/v1/pets`,
+   * or a CONNECT's `host:port`, over node:http; journalled with its method).
    */
   path: string;
   /**

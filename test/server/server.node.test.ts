@@ -637,7 +637,7 @@ describe('startReferenceServer', () => {
         const answer = await raw(running.url, `${head}Content-Length: ${body.length}\r\n\r\n${body}CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`, end);
         expect(answer.match(/HTTP\/1\.1 \d+/g), `client ends its side: ${end}`).toEqual(['HTTP/1.1 201', 'HTTP/1.1 400']);
       }
-      expect((await told(log, 4)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', '? 400', 'POST 201', '? 400']);
+      expect((await told(log, 4)).map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', 'CONNECT 400', 'POST 201', 'CONNECT 400']);
     });
 
     it('what node:http cannot parse after pipelined requests still queued is answered after all of them, in order (before: its 400 went out first and cut the connection, so the 201 and 200 the journal told of reached nobody)', async () => {
@@ -681,9 +681,9 @@ describe('startReferenceServer', () => {
     });
 
     it.each([
-      ['what node:http cannot parse', 'FOO / HTTP/1.1\r\n\r\n'],
-      ['a CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n'],
-    ])('%s behind a held answer goes out after it, logged with the time its answer waited, as the held one is (before: 0 ms, though it went out a second later; a CONNECT went out first)', async (_, behind) => {
+      ['what node:http cannot parse', 'FOO / HTTP/1.1\r\n\r\n', '?'],
+      ['a CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n', 'CONNECT'],
+    ])('%s behind a held answer goes out after it, logged with the time its answer waited, as the held one is (before: 0 ms, though it went out a second later; a CONNECT went out first)', async (_, behind, method) => {
       await withHeldAnswers(async (held, log) => {
         const answer = raw(held.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n${behind}`, false);
         await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET on the latency' }).toBe(1);
@@ -692,7 +692,7 @@ describe('startReferenceServer', () => {
         await expect.poll(() => log.length).toBe(2);
         expect(log.map(({ method, status, durationMs }) => ({ method, status, durationMs }))).toEqual([
           { method: 'GET', status: 200, durationMs: 1_000 },
-          { method: '?', status: 400, durationMs: 1_000 },
+          { method, status: 400, durationMs: 1_000 },
         ]);
       });
     });
@@ -741,13 +741,14 @@ describe('startReferenceServer', () => {
       expect((await told(log, 2)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET /v1/pets?limit=2 400', 'DELETE /v1/pets 400']);
     });
 
-    it('requests whose target no URL can be made of are journalled and logged with their method, and ? for the path they lack (before: "? ?", as if node:http had not parsed them)', async () => {
+    it('requests whose target no URL can be made of, and CONNECTs, are journalled and logged with their method, and ? for the path they lack (before: "? ?", as if node:http had not parsed them)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
-      for (const line of ['GET ftp://x/v1/pets', 'POST http://[::1', 'HEAD ftp://x/v1/pets']) {
+      const lines = ['GET ftp://x/v1/pets', 'POST http://[::1', 'HEAD ftp://x/v1/pets', 'CONNECT petstore.test:443', 'CONNECT /v1/pets'];
+      for (const line of lines) {
         expect(await raw(running.url, `${line} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
       }
-      expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET ? 400', 'POST ? 400', 'HEAD ? 400']);
+      expect((await told(log, lines.length)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET ? 400', 'POST ? 400', 'HEAD ? 400', 'CONNECT ? 400', 'CONNECT ? 400']);
     });
   });
 
