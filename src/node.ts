@@ -222,16 +222,23 @@ function hostProblem(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
+/** What node:http reports of what it could not parse: the packet it failed on, and how far into it. */
+type ParseError = NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number };
+
 /**
  * Whether node:http's header limit was passed by the request line's target, which the server
  * answers with a 414 however long it is, rather than by the headers (431). Node checks one limit
  * for both; the packet it failed on shows the request line when the request came in one piece.
- * An absolute-form target's scheme and authority are not measured: the limit is on the path and
- * query, as `serve` measures them.
+ * Its request line is the packet's last line before the failure to begin with a method and a space
+ * (a header line begins with a name and a colon): requests pipelined in the same packet come
+ * before it. An absolute-form target's scheme and authority are not measured: the limit is on the
+ * path and query, as `serve` measures them.
  */
-function longTarget(packet: Buffer | undefined): boolean {
-  const line = /^[\w!#$%&'*+.^`|~-]+ (?:[a-z][a-z\d+.-]*:\/\/[^/?# \r\n]*)?([^ \r\n]*)/i.exec(packet?.toString('latin1') ?? '');
-  return line !== null && line[1]!.length > MAX_TARGET_LENGTH;
+function longTarget({ rawPacket, bytesParsed }: ParseError): boolean {
+  const head = rawPacket?.toString('latin1', 0, bytesParsed) ?? '';
+  let target = '';
+  for (const line of head.matchAll(/(?:^|\n)[\w!#$%&'*+.^`|~-]+ (?:[a-z][a-z\d+.-]*:\/\/[^/?# \r\n]*)?([^ \r\n]*)/gi)) target = line[1]!;
+  return target.length > MAX_TARGET_LENGTH;
 }
 
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
@@ -290,7 +297,7 @@ function send(res: ServerResponse, reply: Reply): boolean {
  * The status, code and message of the answer to what node:http could not parse (`err.code`):
  * in a body already begun (`inBody`), or where a request should begin.
  */
-function unparsed(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, inBody: boolean): readonly [number, ErrorCode, string] {
+function unparsed(err: ParseError, inBody: boolean): readonly [number, ErrorCode, string] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
   if (inBody) {
     return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
@@ -299,7 +306,7 @@ function unparsed(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, inBody: b
     return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return longTarget(err.rawPacket) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
+    return longTarget(err) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
   }
   return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'];
 }
@@ -419,7 +426,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // body) gets an answer as the server answers everything, not node's bare 400, and only one: the
   // request whose body broke is answered as itself, and what follows a request still being
   // answered is answered after it, in order.
-  http.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+  http.on('clientError', (err: ParseError, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
     // node:http parses nothing more on this connection, but still reads it: a client that goes
     // away is seen, and what was held for it is acted on no further (paused, the connection hid a

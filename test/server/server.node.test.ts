@@ -269,6 +269,17 @@ describe('startReferenceServer', () => {
     expect((await answer(8_000, big, `http://${'a'.repeat(500)}.test`))[0]).toMatch(/^HTTP\/1\.1 431/);
   });
 
+  it('a request pipelined behind another in the same packet is measured by its own request line for the 414-vs-431 choice (before: by the first request\'s, so a long target got 431 behind a short one, and big headers 414 behind a long one)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const get = (target: string, big = '') => `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${big}\r\n`;
+    const long = `/v1/pets?x=${'a'.repeat(8_001)}`;
+    const big = `X-Big: ${'a'.repeat(20_000)}\r\n`;
+    const statuses = async (text: string) => (await raw(running!.url, text)).match(/HTTP\/1\.1 \d+/g);
+    expect(await statuses(get('/v1/pets') + get(`/v1/pets?x=${'a'.repeat(20_000)}`))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 414']);
+    expect(await statuses(get(long) + get('/v1/pets', big))).toEqual(['HTTP/1.1 414', 'HTTP/1.1 431']);
+    expect(await statuses(get('/v1/pets') + get(long, big))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 414']);
+  });
+
   it('an Expect other than 100-continue is answered as in-process, not with node:http\'s bare 417', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nExpect: something\r\nConnection: close\r\n\r\n`);
