@@ -428,6 +428,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // answered is answered after it, in order.
   http.on('clientError', (err: ParseError, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    // What follows a request with Connection: close (or HTTP/1.0's default) is no request: RFC 9112
+    // (section 9.6) processes none after it, and node:http closes the connection once it is answered.
+    if (err.code === 'HPE_CLOSED_CONNECTION') return;
     // node:http parses nothing more on this connection, but still reads it: a client that goes
     // away is seen, and what was held for it is acted on no further (paused, the connection hid a
     // reset, and the held request was acted on for nobody). It closes after the answers below.

@@ -752,6 +752,22 @@ describe('startReferenceServer', () => {
       expect((await told(log, 2)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET /v1/pets?limit=2 400', 'DELETE /v1/pets 400']);
     });
 
+    it('what follows a request with Connection: close, or an HTTP/1.0 one, is neither answered nor journalled nor logged, as RFC 9112 processes no further request (before: a "? ? 0" entry, as if a client had gone away unanswered)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const get = (version: string, close: string) => `GET /v1/pets?limit=1 HTTP/${version}\r\nHost: x\r\nAuthorization: Bearer k\r\n${close}\r\n`;
+      for (const [first, after] of [
+        [get('1.1', 'Connection: close\r\n'), get('1.1', '')],
+        [get('1.1', 'Connection: close\r\n'), 'FOO / HTTP/1.1\r\n\r\n'],
+        [get('1.0', ''), 'CONNECT a:1 HTTP/1.1\r\nHost: x\r\n\r\n'],
+      ] as const) {
+        // The client leaves its side open: the server closes the connection after its one answer.
+        expect((await raw(running.url, first + after, false)).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200']);
+      }
+      await raw(running.url, get('1.1', 'Connection: close\r\n'));
+      expect((await told(log, 4)).map(({ method, status }) => `${method} ${status}`)).toEqual(['GET 200', 'GET 200', 'GET 200', 'GET 200']);
+    });
+
     it('requests whose target no URL can be made of, and CONNECTs, are journalled and logged with their method, and ? for the path they lack (before: "? ?", as if node:http had not parsed them)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
