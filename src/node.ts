@@ -199,9 +199,9 @@ function validHost(host: string): boolean {
 /**
  * Why a request's Host lines make it one RFC 9112 (section 3.2) answers with a 400, if they do:
  * more than one Host line (in any version), none in HTTP/1.1 or later, or one whose value is no
- * host and port. HTTP/1.0 has no Host to require: such a request, and one with an empty Host, is
- * served on the server's own origin. node:http keeps only the first of several in `req.headers`,
- * so they are counted in the raw headers.
+ * host and port. HTTP/1.0 and 0.9 have no Host to require: such a request, and one with an empty
+ * Host, is served on the server's own origin. node:http keeps only the first of several in
+ * `req.headers`, so they are counted in the raw headers.
  */
 function hostProblem(req: IncomingMessage): string | undefined {
   let lines = 0;
@@ -216,7 +216,7 @@ function hostProblem(req: IncomingMessage): string | undefined {
     return `The Host header "${value.slice(0, 100)}" is not a host and port (RFC 9112, section 3.2). Send Host: with the host and port you connect to, such as 127.0.0.1:4010.`;
   }
   if (lines > 1) return `The request carries ${lines} Host header lines; RFC 9112 (section 3.2) allows exactly one. Send one Host: with the host and port you connect to.`;
-  if (lines === 0 && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
+  if (lines === 0 && Number(req.httpVersion) >= 1.1) {
     return 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2). Send Host: with the host and port you connect to.';
   }
   return undefined;

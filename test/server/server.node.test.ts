@@ -302,6 +302,13 @@ describe('startReferenceServer', () => {
     expect(running.server.inspect().keys.k).toMatchObject({ requests: 1 });
   });
 
+  it('an HTTP/0.9 request, which node:http parses, needs no Host, as one in HTTP/1.0 (before: a 400 saying an HTTP/1.1 request must carry one)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    expect(await raw(running.url, `GET /v1/pets HTTP/0.9\r\nAuthorization: Bearer k\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+    // A simple request (a request line alone) sends no key.
+    expect(await raw(running.url, `GET /v1/pets\r\n\r\n`)).toMatch(/^HTTP\/1\.1 401/);
+  });
+
   it('a request with more than one Host line gets a 400 Error record with rate-limit headers, as RFC 9112 asks (before: served on the first)', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const version of ['1.1', '1.0']) {
