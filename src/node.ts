@@ -360,15 +360,6 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       reportListenerError(error);
     }
   };
-  /**
-   * The 400 for a request node:http parsed but no URL is made of (a target of another scheme, or
-   * none; CONNECT's authority): recorded with its method, and `?` for the path it has none of.
-   */
-  const refuseTarget = (req: IncomingMessage, message: string) => {
-    const reply = refuse(400, 'bad_request', message);
-    reply.exchange!.method = req.method!;
-    return reply;
-  };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
@@ -379,7 +370,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       const problem = hostProblem(req);
       reply = problem ? refuse(400, 'bad_request', problem, request) : serve(request);
     } catch {
-      reply = refuseTarget(req, 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.');
+      reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.', { method: req.method! });
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) {
@@ -453,7 +444,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // pipelined before it is still answered first, as before what node:http cannot parse.
   http.on('connect', (req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
-    answerSocket(socket, refuseTarget(req, 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'), open.get(socket));
+    answerSocket(socket, refuse(400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).', { method: req.method! }), open.get(socket));
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

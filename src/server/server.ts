@@ -111,9 +111,10 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
    * The answer to a request the server does not serve: HTTP the transport could not parse, or
    * refuses before serving (RFC 9112's Host rules). An Error record with the rate-limit headers of
    * an anonymous request, as for a 401, recorded with the request's method and path when there is
-   * one to show (`?` otherwise).
+   * one to show (`?` otherwise): of a request whose method was parsed but no URL made of its
+   * target (`{ method }` alone), the method, and `?` for the path.
    */
-  refuse(status: number, code: ErrorCode, message: string, request?: Incoming): Reply;
+  refuse(status: number, code: ErrorCode, message: string, request?: Incoming | Pick<Incoming, 'method'>): Reply;
   /**
    * Records that a reply never reached its client (it went away first): its exchange, in the
    * journal and the log, shows status 0 and no code, as a dropped connection does.
@@ -396,12 +397,16 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     return reply instanceof Promise ? reply.catch(failed) : reply;
   }
 
-  /** A new exchange for a request arriving now; `?` for the method and path of what never became a request. */
-  function open(request: Incoming | undefined): Exchange {
+  /**
+   * A new exchange for a request arriving now; `?` for the method and path of what never became a
+   * request, and for the path of one with no URL (`{ method }` alone).
+   */
+  function open(request: Incoming | Pick<Incoming, 'method'> | undefined): Exchange {
     if (banned.size > 0) endBans();
     const method = request?.method ?? '?';
-    const target = request ? request.url.pathname + request.url.search : '?';
-    let path = request ? recordedPath(target, request.header('Authorization')) : '?';
+    const url = request && 'url' in request ? request : undefined;
+    const target = url ? url.url.pathname + url.url.search : '?';
+    let path = url ? recordedPath(target, url.header('Authorization')) : '?';
     // A target too long to serve is kept by its start: a thousand of them must not hold megabytes.
     if (target.length > MAX_TARGET_LENGTH) path = `${path.slice(0, 100)}…`;
     const seq = ++sequence;
@@ -409,11 +414,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   }
 
   /** The journal a request arriving now is recorded in: none for a served admin API. */
-  const journalFor = (request: Incoming | undefined) =>
-    request && config.admin && adminPath(request.url.pathname) !== undefined ? undefined : current.journal;
+  const journalFor = (request: Incoming | Pick<Incoming, 'method'> | undefined) =>
+    request && 'url' in request && config.admin && adminPath(request.url.pathname) !== undefined ? undefined : current.journal;
 
   /** Refuses a request before it is served (see {@link ServerCore.refuse}): nothing is counted, no fault drawn. */
-  function refuse(status: number, code: ErrorCode, message: string, request?: Incoming): Reply {
+  function refuse(status: number, code: ErrorCode, message: string, request?: Incoming | Pick<Incoming, 'method'>): Reply {
     const exchange = open(request);
     return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, journalFor(request));
   }
