@@ -395,6 +395,29 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (probe as { release: () => void }).release();
   });
 
+  it('answers without rate-limit headers (a proxy stripped them): the throttle steps aside in every process, which send side by side instead of one probe at a time', async () => {
+    const [a, b] = await twoCoordinators();
+    await a.observe({ status: 200, budget: undefined, blockForMs: undefined, banned: false });
+    const decisions = [await a.acquire({ throttle: true, leaseMs: 60_000 }), await b.acquire({ throttle: true, leaseMs: 60_000 }), await a.acquire({ throttle: true, leaseMs: 60_000 })];
+    expect(decisions.map((decision) => decision.kind)).toEqual(['granted', 'granted', 'granted']);
+    for (const decision of decisions) if (decision.kind === 'granted') decision.release();
+  });
+
+  it('a probe given back unanswered before the budget is known spends one of the window announced next, for every process', async () => {
+    const [a, b] = await twoCoordinators();
+    const probe = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    (probe as { release: (unanswered?: boolean) => void }).release(true);
+    await a.observe(answered(5, 30_000)); // ran after the release
+    expect(a.getSnapshot()).toMatchObject({ remaining: 4 });
+    const granted = [];
+    for (let i = 0; i < 6; i++) {
+      const decision = await (i % 2 ? a : b).acquire({ throttle: true, leaseMs: 60_000 });
+      if (decision.kind === 'granted') granted.push(decision);
+    }
+    expect(granted).toHaveLength(4);
+  });
+
   it('a slot given back unanswered (a timeout: the service may still count it) spends one of the remaining budget for every process', async () => {
     const [a, b] = await twoCoordinators();
     await a.observe(answered(1, 30_000));
@@ -1220,6 +1243,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(decision.kind).toBe('granted');
     (decision as { release: () => void }).release();
     expect(warnings).toEqual([]);
+  });
+
+  it('a shorter 429 recorded after a longer one (answers out of order) leaves the longer block on Redis: a process that starts after both sends nothing before it ends', async () => {
+    const prefix = fresh();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    await a.observe({ status: 429, budget: undefined, blockForMs: 3_000, banned: false });
+    await a.observe({ status: 429, budget: undefined, blockForMs: 1_000, banned: false });
+    advanceClocks(1_500);
+    const { coordinator: late } = await coordinatorOf(prefix);
+    const decision = await late.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('blocked');
+    expect((decision as { waitMs: number }).waitMs).toBeGreaterThan(1_000);
+    expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(1_500);
   });
 
   it('Redis\' clock steps forward an hour, and the first thing a process tells Redis after is a 429: its block holds every process (before: dated by the old measure of Redis\' clock, it had ended an hour ago, and was dropped)', async () => {
