@@ -1245,17 +1245,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
-  it('a shorter 429 recorded after a longer one (answers out of order) leaves the longer block on Redis: a process that starts after both sends nothing before it ends', async () => {
-    const prefix = fresh();
-    const { coordinator: a } = await coordinatorOf(prefix);
-    await a.observe({ status: 429, budget: undefined, blockForMs: 3_000, banned: false });
-    await a.observe({ status: 429, budget: undefined, blockForMs: 1_000, banned: false });
-    advanceClocks(1_500);
-    const { coordinator: late } = await coordinatorOf(prefix);
-    const decision = await late.acquire({ throttle: true, leaseMs: 60_000 });
-    expect(decision.kind).toBe('blocked');
-    expect((decision as { waitMs: number }).waitMs).toBeGreaterThan(1_000);
-    expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(1_500);
+  it('a shorter 429 recorded after a longer one (answers out of order) leaves the longer block, and the longer ban, on Redis: a process that starts after both sends nothing before it ends, and is told of the ban until then', async () => {
+    for (const banned of [false, true]) {
+      const prefix = fresh();
+      const { coordinator: a } = await coordinatorOf(prefix);
+      await a.observe({ status: 429, budget: undefined, blockForMs: 3_000, banned });
+      await a.observe({ status: 429, budget: undefined, blockForMs: 1_000, banned });
+      advanceClocks(1_500);
+      const { coordinator: late } = await coordinatorOf(prefix);
+      const decision = await late.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(decision).toMatchObject({ kind: 'blocked', banned });
+      expect((decision as { waitMs: number }).waitMs).toBeGreaterThan(1_000);
+      expect((decision as { waitMs: number }).waitMs).toBeLessThanOrEqual(1_500);
+    }
   });
 
   it('Redis\' clock steps forward an hour, and the first thing a process tells Redis after is a 429: its block holds every process (before: dated by the old measure of Redis\' clock, it had ended an hour ago, and was dropped)', async () => {
@@ -1363,6 +1365,18 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       for (const value of values) expect(String(value)).toMatch(/^-?\d+$/);
     }
     inspector.destroy();
+  });
+
+  it('the key\'s state on Redis lives a day past the last answer recorded, not past its start', async () => {
+    const prefix = fresh();
+    const { coordinator } = await coordinatorOf(prefix);
+    await coordinator.observe(answered(30, 50_000));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    await inspector.pExpire(state!, 60_000); // as if it had started a day ago
+    await coordinator.observe(answered(29, 49_000));
+    expect(await inspector.pTTL(state!)).toBeGreaterThan(24 * 60 * 60 * 1000);
   });
 
   it('no command the coordinator sends holds the key, not even with the key in baseUrl: MONITOR sees keys, channels, arguments and messages without it', async () => {
