@@ -845,6 +845,22 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
   });
 
+  it('Redis evicts the slots in flight while a 429\'s block runs: the process that finds them lost, though refused, tells the holder, who gives its slot back, so the last request left is not granted again once the block ends', async () => {
+    const { prefix, connection, held, inspector } = await lastRequestHeld();
+    const { coordinator: a } = await coordinatorOf(prefix);
+    await a.observe({ status: 429, budget: undefined, blockForMs: 1_000, banned: false });
+    await inspector.del((await inspector.keys(`${prefix}:*:slots`))[0]!); // what an eviction does to it
+    // A process that knew nothing finds the slots lost, and is refused: it restores nothing of its own.
+    const { coordinator: finder } = await coordinatorOf(prefix);
+    expect(await finder.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
+    advanceClocks(1_100);
+    const { coordinator: after } = await coordinatorOf(prefix);
+    expect(await after.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    held.release();
+    await connection.ping();
+  });
+
   it('Redis restarted empty on a clock that is behind (an earlier epoch): the process finds the state lost, restores it, and decides on Redis again a second later', async () => {
     // Taken for a stale message, every decision of that Redis was given back, and the process
     // fell back for good without a word.
@@ -1365,6 +1381,18 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       for (const value of values) expect(String(value)).toMatch(/^-?\d+$/);
     }
     inspector.destroy();
+  });
+
+  it('a key whose processes only decided, with no answer recorded (every request timed out), leaves a state on Redis that expires', async () => {
+    const prefix = fresh();
+    const { coordinator } = await coordinatorOf(prefix);
+    const slot = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(slot.kind).toBe('granted');
+    (slot as { release: (unanswered?: boolean) => void }).release(true);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    expect(await inspector.pTTL(state!)).toBeGreaterThan(24 * 60 * 60 * 1000);
   });
 
   it('the key\'s state on Redis lives a day past the last answer recorded, not past its start', async () => {
