@@ -96,6 +96,12 @@ function forcedCode(request: Incoming): number | undefined {
 }
 
 /**
+ * A request as a transport hands it over, or only its method: what it parsed of a request no URL
+ * could be made of (an `ftp://` target, a CONNECT's `host:port`), recorded with `?` for its path.
+ */
+type Arrival = Incoming | Pick<Incoming, 'method'>;
+
+/**
  * The server below `fetch`: what the node:http adapter drives directly, and what
  * {@link createReferenceServer} wraps with `fetch`. Internal.
  */
@@ -114,7 +120,7 @@ export interface ServerCore extends Omit<ReferenceServer, 'fetch'> {
    * one to show (`?` otherwise): of a request whose method was parsed but no URL made of its
    * target (`{ method }` alone), the method, and `?` for the path.
    */
-  refuse(status: number, code: ErrorCode, message: string, request?: Incoming | Pick<Incoming, 'method'>): Reply;
+  refuse(status: number, code: ErrorCode, message: string, request?: Arrival): Reply;
   /**
    * Records that a reply never reached its client (it went away first): its exchange, in the
    * journal and the log, shows status 0 and no code, as a dropped connection does.
@@ -401,12 +407,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
    * A new exchange for a request arriving now; `?` for the method and path of what never became a
    * request, and for the path of one with no URL (`{ method }` alone).
    */
-  function open(request: Incoming | Pick<Incoming, 'method'> | undefined): Exchange {
+  function open(request: Arrival | undefined): Exchange {
     if (banned.size > 0) endBans();
     const method = request?.method ?? '?';
-    const url = request && 'url' in request ? request : undefined;
-    const target = url ? url.url.pathname + url.url.search : '?';
-    let path = url ? recordedPath(target, url.header('Authorization')) : '?';
+    const parsed = request && 'url' in request ? request : undefined;
+    const target = parsed ? parsed.url.pathname + parsed.url.search : '?';
+    let path = parsed ? recordedPath(target, parsed.header('Authorization')) : '?';
     // A target too long to serve is kept by its start: a thousand of them must not hold megabytes.
     if (target.length > MAX_TARGET_LENGTH) path = `${path.slice(0, 100)}…`;
     const seq = ++sequence;
@@ -414,11 +420,11 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   }
 
   /** The journal a request arriving now is recorded in: none for a served admin API. */
-  const journalFor = (request: Incoming | Pick<Incoming, 'method'> | undefined) =>
+  const journalFor = (request: Arrival | undefined) =>
     request && 'url' in request && config.admin && adminPath(request.url.pathname) !== undefined ? undefined : current.journal;
 
   /** Refuses a request before it is served (see {@link ServerCore.refuse}): nothing is counted, no fault drawn. */
-  function refuse(status: number, code: ErrorCode, message: string, request?: Incoming | Pick<Incoming, 'method'>): Reply {
+  function refuse(status: number, code: ErrorCode, message: string, request?: Arrival): Reply {
     const exchange = open(request);
     return close(limited(error(status, code, message), anonymous(exchange.at), exchange.at), exchange, journalFor(request));
   }
