@@ -193,13 +193,13 @@ function resolveSeeds(pets: number | readonly SeedPet[]): Pet[] {
     if (typeof seed !== 'object' || seed === null) throw new TypeError(`pets[${index}]: expected a seed record such as { name: "Rex", categoryId: 1 }, got ${String(seed)}.`);
     const { id, ...rest } = seed;
     const checked = check(ServerNewPetSchema, rest, 'the record');
-    if (!checked.success) throw new TypeError(`pets[${index}]: ${checked.message}`);
+    if (!checked.success) throw new TypeError(`pets[${index}]: ${checked.message}.`);
     if (id === undefined && !Number.isSafeInteger(nextId)) {
       throw new TypeError(`pets[${index}]: no id is left after ${Number.MAX_SAFE_INTEGER} for a seed record without one; give it an id.`);
     }
     const pet = { id: id ?? nextId++, ...checked.data };
     const valid = check(PetSchema, pet, 'the record');
-    if (!valid.success) throw new TypeError(`pets[${index}]: ${valid.message}`);
+    if (!valid.success) throw new TypeError(`pets[${index}]: ${valid.message}.`);
     if (used.has(pet.id)) throw new TypeError(`pets[${index}]: id ${pet.id} is used twice; ids must be unique.`);
     used.add(pet.id);
     seeded.push(valid.data);

@@ -256,9 +256,9 @@ describe('createReferenceServer', () => {
 
   it('a seed record with an unknown field or an id that is no safe integer is a TypeError naming that seed (before: a bad id was blamed on a seed without one before it)', () => {
     const seed = (extra: object) => () => createReferenceServer({ pets: [{ name: 'a', categoryId: 1 }, { name: 'b', categoryId: 1, ...extra }] });
-    expect(seed({ tag: 'x' })).toThrow(new TypeError('pets[1]: the record has unknown field "tag"'));
-    expect(seed({ id: 1.5 })).toThrow('pets[1]: id must be an integer');
-    expect(seed({ id: 2 ** 53 })).toThrow('pets[1]: id must be at most 9007199254740991');
+    expect(seed({ tag: 'x' })).toThrow(new TypeError('pets[1]: the record has unknown field "tag".'));
+    expect(seed({ id: 1.5 })).toThrow(new TypeError('pets[1]: id must be an integer.'));
+    expect(seed({ id: 2 ** 53 })).toThrow(new TypeError('pets[1]: id must be at most 9007199254740991.'));
   });
 
   it('a seed record without an id after one with the largest safe id is told that no id is left, not that its id is too large', () => {
