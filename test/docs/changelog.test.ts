@@ -30,6 +30,11 @@ describe('CHANGELOG.md', () => {
     expect(release.loose).toEqual([]);
   });
 
+  it('wraps its lines at 100 characters, as a terminal or a diff shows them whole', () => {
+    const long = changelog.split('\n').filter((line) => line.length > 100);
+    expect(long).toEqual([]);
+  });
+
   it.each(releases.map((r) => [r.title, r] as const))('%s lists each entry once', (_title, release) => {
     const twice = release.entries.filter((entry, i) => release.entries.indexOf(entry) !== i);
     expect(twice).toEqual([]);
