@@ -231,14 +231,23 @@ type ParseError = NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: nu
  * for both; the packet it failed on shows the request line when the request came in one piece.
  * Its request line is the packet's last line before the failure to begin with a method and a space
  * (a header line begins with a name and a colon): requests pipelined in the same packet come
- * before it. An absolute-form target's scheme and authority are not measured: the limit is on the
- * path and query, as `serve` measures them.
+ * before it. Node counts the target first, so a failure before its end is the target alone past
+ * the limit; otherwise the target is measured as `serve` measures it, by its URL's path and query
+ * (an absolute-form target's scheme and authority not counted, its empty path counted as `/`).
  */
-function longTarget({ rawPacket, bytesParsed }: ParseError): boolean {
-  const head = rawPacket?.toString('latin1', 0, bytesParsed) ?? '';
-  let target = '';
-  for (const line of head.matchAll(/(?:^|\n)[\w!#$%&'*+.^`|~-]+ (?:[a-z][a-z\d+.-]*:\/\/[^/?# \r\n]*)?([^ \r\n]*)/gi)) target = line[1]!;
-  return target.length > MAX_TARGET_LENGTH;
+function longTarget({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError, origin: string): boolean {
+  let line: RegExpExecArray | undefined;
+  for (const match of rawPacket?.toString('latin1', 0, bytesParsed).matchAll(/(?:^|\n)[\w!#$%&'*+.^`|~-]+ ([^ \r\n]*)/g) ?? []) line = match;
+  if (!line) return false;
+  const target = line[1]!;
+  if (bytesParsed <= line.index + line[0].length) return target.length > MAX_TARGET_LENGTH;
+  try {
+    const { pathname, search } = targetUri(target, origin);
+    return pathname.length + search.length > MAX_TARGET_LENGTH;
+  } catch {
+    // No URL is made of it: served, it would be a 400, not a 414.
+    return false;
+  }
 }
 
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
@@ -297,7 +306,7 @@ function send(res: ServerResponse, reply: Reply): boolean {
  * The status, code and message of the answer to what node:http could not parse (`err.code`):
  * in a body already begun (`inBody`), or where a request should begin.
  */
-function unparsed(err: ParseError, inBody: boolean): readonly [number, ErrorCode, string] {
+function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [number, ErrorCode, string] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
   if (inBody) {
     return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
@@ -306,7 +315,7 @@ function unparsed(err: ParseError, inBody: boolean): readonly [number, ErrorCode
     return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return longTarget(err) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
+    return longTarget(err, origin) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
   }
   return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'];
 }
@@ -434,10 +443,10 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       // The body of the request on this connection broke: no new request began.
       if (!pending) return void socket.destroy();
       if (!last.res.headersSent) last.res.setHeader('Connection', 'close');
-      last.watch.broken = new BrokenBody(...unparsed(err, true));
+      last.watch.broken = new BrokenBody(...unparsed(err, true, origin));
       return void last.watch.cut?.(last.watch.broken);
     }
-    answerSocket(socket, refuse(...unparsed(err, false)), last);
+    answerSocket(socket, refuse(...unparsed(err, false, origin)), last);
   });
   // CONNECT never reaches the request handler either: node hands over the socket, and without
   // this listener closes it unanswered. The socket is ours now, its errors included; a request

@@ -235,21 +235,32 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toMatchObject({ code: 'uri_too_long', status: 414 });
     const headers = await raw(running.url, `GET /v1/pets?x=${'a'.repeat(7_000)} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(headers).toMatch(/^HTTP\/1\.1 431/);
+    // A target past the limit alone is too long, though its URL drops most of it (a fragment).
+    expect(await raw(running.url, `GET /v1/pets#${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)).toMatch(/^HTTP\/1\.1 414/);
   });
 
-  it('over node:http a request target of 8,000 characters is served and one of 8,001 answers 414, whether or not the headers pass node:http\'s limit (then 431 for the first); in absolute form only the path and query count, however long the authority before them (before: http://host:port was counted, and 8,000 with big headers got a 414 blaming the path)', async () => {
+  it('over node:http a request target of 8,000 characters is served and one of 8,001 answers 414, whether or not the headers pass node:http\'s limit (then 431 for the first), measured as the URL measures it; in absolute form only the path and query count, however long the authority before them (before: http://host:port was counted, and 8,000 with big headers got a 414 blaming the path; an absolute target with no path, whose path is /, or a quote the URL percent-encodes, counted short and got 431)', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const big = `X-Big: ${'a'.repeat(20_000)}\r\n`;
-    for (const authority of ['', new URL(running.url).origin, `http://${'a'.repeat(500)}.test`]) {
-      const target = (length: number) => `${authority}/v1/pets?x=${'a'.repeat(length - '/v1/pets?x='.length)}`;
+    const { origin } = new URL(running.url);
+    // Where each target starts, and what its 8,000 characters are answered when served.
+    for (const [start, served] of [
+      ['/v1/pets?x=', ['200', undefined]],
+      [`${origin}/v1/pets?x=`, ['200', undefined]],
+      [`http://${'a'.repeat(500)}.test/v1/pets?x=`, ['200', undefined]],
+      [`${origin}?x=`, ['404', 'not_found']],
+      ['/v1/pets?x="', ['200', undefined]],
+    ] as const) {
+      const { pathname, search } = new URL(start, origin);
+      const target = (length: number) => start + 'a'.repeat(length - pathname.length - search.length);
       const answer = async (length: number, headers: string) => {
         const [head, body] = (await raw(running!.url, `GET ${target(length)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${headers}Connection: close\r\n\r\n`)).split('\r\n\r\n');
         return [/^HTTP\/1\.1 (\d+)/.exec(head!)?.[1], JSON.parse(body!).code];
       };
-      expect(await answer(8_000, ''), authority).toEqual(['200', undefined]);
-      expect(await answer(8_001, ''), authority).toEqual(['414', 'uri_too_long']);
-      expect(await answer(8_000, big), authority).toEqual(['431', 'headers_too_large']);
-      expect(await answer(8_001, big), authority).toEqual(['414', 'uri_too_long']);
+      expect(await answer(8_000, ''), start).toEqual(served);
+      expect(await answer(8_001, ''), start).toEqual(['414', 'uri_too_long']);
+      expect(await answer(8_000, big), start).toEqual(['431', 'headers_too_large']);
+      expect(await answer(8_001, big), start).toEqual(['414', 'uri_too_long']);
     }
   });
 
