@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
 import { BrokenBody, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
-import { createServerCore, withFetch, type ReferenceServer } from './server/server.js';
+import { createServerCore, withFetch, type Arrival, type ReferenceServer } from './server/server.js';
 import { listenHostProblem, SERVER_OPTIONS, type ReferenceServerOptions } from './server/options.js';
 import { checkKnownOptions } from './suggest.js';
 
@@ -20,7 +20,10 @@ export interface RequestLogEntry {
   time: string;
   /** The method as sent (`?` for what node:http could not parse). */
   method: string;
-  /** Path and query string (`?` for what node:http could not parse, or a target no URL can be made of, a CONNECT's included); an API key in them shows as `[redacted]`. */
+  /**
+   * Path and query string (`?` for what node:http could not parse, or a target no URL can be made of, a CONNECT's included); an API key in them shows as `[redacted]`.
+   * One too long to serve (414) shows its first 100 characters and `…`, or `?` when the headers after it did not come with it (the key they present is unknown).
+   */
   path: string;
   /** The status answered, or 0 when the connection was dropped or aborted before an answer. */
   status: number;
@@ -97,6 +100,16 @@ interface BodyWatch {
 /** Whether a raw header line's name is `lower` (given in lower case), in any case: lengths first, so most lines cost no copy. */
 const named = (name: string, lower: string) => name.length === lower.length && name.toLowerCase() === lower;
 
+/** A header's value in raw headers (name, value, name, value…), duplicates joined as `Headers#get` joins them; `null` when absent. */
+function rawHeader(raw: readonly string[], name: string): string | null {
+  const lower = name.toLowerCase();
+  let value: string | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (named(raw[i]!, lower)) value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
+  }
+  return value;
+}
+
 /** Each connection's {@link closing} signal, once a request on it has waited. */
 const closings = new WeakMap<Socket, AbortSignal>();
 
@@ -122,16 +135,8 @@ function closing(socket: Socket): AbortSignal {
 function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incoming {
   const method = req.method ?? 'GET';
   const raw = req.rawHeaders;
-  // From the raw headers, duplicates joined as `Headers#get` joins them: req.headers would keep
-  // only the first Authorization or Content-Type.
-  const header = (name: string) => {
-    const lower = name.toLowerCase();
-    let value: string | null = null;
-    for (let i = 0; i < raw.length; i += 2) {
-      if (named(raw[i]!, lower)) value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]}`;
-    }
-    return value;
-  };
+  // From the raw headers: req.headers would keep only the first Authorization or Content-Type.
+  const header = (name: string) => rawHeader(raw, name);
   // The Host header names the origin the client used (Location and Link answers use it); one that
   // is no host, `hostProblem` refuses, and the request is recorded on the server's own origin.
   const host = header('Host') ?? '';
@@ -226,34 +231,48 @@ function hostProblem(req: IncomingMessage): string | undefined {
 type ParseError = NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number };
 
 /**
- * Whether node:http's header limit was passed by the request line's target, which the server
- * answers with a 414 however long it is, rather than by the headers (431). Node checks one limit
- * for both; the packet it failed on shows the request line when the request came in one piece.
- * Its request line is the packet's last line before the failure to begin with a method and a space
+ * The request whose target passed node:http's header limit, which the server answers with a 414
+ * however long it is, or `undefined` when the headers passed it (431). Node checks one limit for
+ * both; the packet it failed on shows the request line when the request came in one piece. Its
+ * request line is the packet's last line before the failure to begin with a method and a space
  * (a header line begins with a name and a colon): requests pipelined in the same packet come
  * before it. Node counts the target first, so a failure before its end is the target alone past
  * the limit; otherwise the target is measured as `serve` measures it, by its URL's path and query
  * (an absolute-form target's scheme and authority not counted, its empty path counted as `/`).
+ * The request is what the journal needs: its method, and its URL when the packet also holds all
+ * its headers, since the journal hides the key an Authorization header presents (without them,
+ * no path is shown).
  */
-function longTarget({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError, origin: string): boolean {
+function longTarget({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError, origin: string): Arrival | undefined {
+  const packet = rawPacket?.toString('latin1') ?? '';
   let line: RegExpExecArray | undefined;
-  for (const match of rawPacket?.toString('latin1', 0, bytesParsed).matchAll(/(?:^|\n)[\w!#$%&'*+.^`|~-]+ ([^ \r\n]*)/g) ?? []) line = match;
-  if (!line) return false;
-  const target = line[1]!;
-  if (bytesParsed <= line.index + line[0].length) return target.length > MAX_TARGET_LENGTH;
+  for (const match of packet.slice(0, bytesParsed).matchAll(/(?:^|\n)([\w!#$%&'*+.^`|~-]+) ([^ \r\n]*)/g)) line = match;
+  if (!line) return undefined;
+  const method = line[1]!;
+  const target = line[2]!;
+  const end = line.index + line[0].length;
+  let url: URL | undefined;
   try {
-    const { pathname, search } = targetUri(target, origin);
-    return pathname.length + search.length > MAX_TARGET_LENGTH;
+    url = targetUri(target, origin);
   } catch {
     // No URL is made of it: served, it would be a 400, not a 414.
-    return false;
   }
+  if (bytesParsed <= end ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
+  const head = packet.slice(end).split(/\r?\n\r?\n/, 2);
+  if (!url || head.length < 2) return { method };
+  // The header lines after the request line's end (its version), as node:http's raw headers.
+  const raw = head[0]!.split(/\r?\n/).slice(1).flatMap((field) => {
+    const colon = field.indexOf(':');
+    return colon > 0 ? [field.slice(0, colon), field.slice(colon + 1).trim()] : [];
+  });
+  return { method, url, header: (name) => rawHeader(raw, name), body: null };
 }
 
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
 function serialize(reply: Reply): string {
   const body = reply.body ?? '';
-  const headers = { ...reply.headers, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+  // A HEAD's answer has no body, and the Content-Length of its GET's (see the server's close()).
+  const headers = { 'Content-Length': String(Buffer.byteLength(body)), ...reply.headers, Connection: 'close' };
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   return `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? ''}\r\n${head}\r\n${body}`;
 }
@@ -304,9 +323,10 @@ function send(res: ServerResponse, reply: Reply): boolean {
 
 /**
  * The status, code and message of the answer to what node:http could not parse (`err.code`):
- * in a body already begun (`inBody`), or where a request should begin.
+ * in a body already begun (`inBody`), or where a request should begin; and what it shows of the
+ * request, for the journal, when its method and target were parsed (a 414).
  */
-function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [number, ErrorCode, string] {
+function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [number, ErrorCode, string, Arrival?] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
   if (inBody) {
     return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
@@ -315,7 +335,8 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
     return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return longTarget(err, origin) ? TARGET_TOO_LONG : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
+    const request = longTarget(err, origin);
+    return request ? [...TARGET_TOO_LONG, request] : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
   }
   return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'];
 }
@@ -443,7 +464,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       // The body of the request on this connection broke: no new request began.
       if (!pending) return void socket.destroy();
       if (!last.res.headersSent) last.res.setHeader('Connection', 'close');
-      last.watch.broken = new BrokenBody(...unparsed(err, true, origin));
+      const [status, code, message] = unparsed(err, true, origin);
+      last.watch.broken = new BrokenBody(status, code, message);
       return void last.watch.cut?.(last.watch.broken);
     }
     answerSocket(socket, refuse(...unparsed(err, false, origin)), last);

@@ -14,7 +14,8 @@ export interface RequestRecord {
   method: string;
   /**
    * Path and query string; an API key in them (a configured one, or whatever `Authorization`
-   * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`;
+   * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`
+   * (over node:http, `?` when the headers after it did not come with it, so the key they present is unknown);
    * `?` for what never became a request, and for a target no URL can be made of (`ftp://x/v1/pets`,
    * or a CONNECT's `host:port`, over node:http; journalled with its method).
    */

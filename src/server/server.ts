@@ -99,7 +99,7 @@ function forcedCode(request: Incoming): number | undefined {
  * A request as a transport hands it over, or only its method: what it parsed of a request no URL
  * could be made of (an `ftp://` target, a CONNECT's `host:port`), recorded with `?` for its path.
  */
-type Arrival = Incoming | Pick<Incoming, 'method'>;
+export type Arrival = Incoming | Pick<Incoming, 'method'>;
 
 /**
  * The server below `fetch`: what the node:http adapter drives directly, and what
