@@ -329,6 +329,9 @@ function send(res: ServerResponse, reply: Reply): boolean {
 function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [number, ErrorCode, string, Arrival?] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
   if (inBody) {
+    // Trailer fields are fields too (RFC 9110, section 6.5), counted against node:http's header
+    // limit: the body arrived whole and validly framed, what is too large is a field section.
+    if (err.code === 'HPE_HEADER_OVERFLOW') return [431, 'headers_too_large', 'The request\'s trailer fields, after its chunked body, are too large. Send fewer or shorter trailers.'];
     return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
   }
   if (err.code === 'HPE_INVALID_METHOD') {

@@ -625,6 +625,21 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
+    it('a chunked body whose trailer fields pass node:http\'s header limit is answered as that request, once: 431 headers_too_large naming the trailers, with Connection: close, and nothing created (before: the 400 of a body that broke off)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      const answer = await raw(running.url, `${head}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\nX-Trailer: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      const [top, json] = answer.split('\r\n\r\n');
+      expect(top).toMatch(/^HTTP\/1\.1 431/);
+      expect(top).toMatch(/^connection: close\r?$/im);
+      expect(JSON.parse(json!)).toEqual({ code: 'headers_too_large', status: 431, message: 'The request\'s trailer fields, after its chunked body, are too large. Send fewer or shorter trailers.' });
+      const requestId = /^x-request-id: (\S+)\r?$/im.exec(top!)?.[1];
+      expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status: 431, code: 'headers_too_large', requestId }]);
+      expect(running.server.inspect().petCount).toBe(0);
+    });
+
     it('a broken body after its request was answered gets no second answer (before: a "? ?" 400 after the 405)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
