@@ -227,6 +227,13 @@ function hostProblem(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
+/**
+ * What a request line whose HTTP version the server does not speak is told: node:http parses
+ * HTTP/2.0 in HTTP/1.1's syntax (as in HTTP/2's preface, `PRI * HTTP/2.0`), and itself refuses
+ * the other versions past 1.1 (3.0, 1.2).
+ */
+const UNSUPPORTED_VERSION = 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).';
+
 /** What node:http reports of what it could not parse: the packet it failed on, and how far into it. */
 type ParseError = NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number };
 
@@ -337,6 +344,7 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
   if (err.code === 'HPE_INVALID_METHOD') {
     return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
   }
+  if (err.code === 'HPE_INVALID_VERSION') return [400, 'bad_request', UNSUPPORTED_VERSION];
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     const request = longTarget(err, origin);
     return request ? [...TARGET_TOO_LONG, request] : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
@@ -400,7 +408,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     let reply: Reply | Promise<Reply>;
     try {
       const request = incoming(req, origin, watch);
-      const problem = hostProblem(req);
+      // A 400, not RFC 9110's 505 (section 15.6.6): no input gets a 5xx, which clients retry (docs/decisions.md).
+      const problem = req.httpVersionMajor > 1 ? UNSUPPORTED_VERSION : hostProblem(req);
       reply = problem ? refuse(400, 'bad_request', problem, request) : serve(request);
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.', { method: req.method! });

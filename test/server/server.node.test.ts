@@ -788,6 +788,21 @@ describe('startReferenceServer', () => {
       expect(head![1]).toBe('');
     });
 
+    it('a request line in HTTP/1.1\'s syntax with a version the server does not speak (HTTP/2.0, which node:http parses, HTTP/3.0, HTTP/1.2) gets a 400 Error record saying so, with the rate-limit headers, and nothing is acted on; HTTP/2.0 is journalled with its method and path (before: HTTP/2.0 was served, the others got a 400 blaming the request line or headers)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      for (const version of ['2.0', '3.0', '1.2']) {
+        const text = await raw(running.url, `${head.replace('HTTP/1.1', `HTTP/${version}`)}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        const [top, json] = text.split('\r\n\r\n');
+        expect(top, version).toMatch(/^HTTP\/1\.1 400/);
+        expect(top).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+        expect(JSON.parse(json!)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
+      }
+      expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', '? ? 400', '? ? 400']);
+      expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
+    });
+
     it('requests refused for their Host lines are journalled with their method and path (before: "? ?")', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
