@@ -9,7 +9,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse }
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
-import { BrokenBody, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
+import { BrokenBody, codingsBeyond, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type Arrival, type ReferenceServer } from './server/server.js';
 import { listenHostProblem, SERVER_OPTIONS, type ReferenceServerOptions } from './server/options.js';
 import { checkKnownOptions } from './suggest.js';
@@ -410,7 +410,14 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       const request = incoming(req, origin, watch);
       // A 400, not RFC 9110's 505 (section 15.6.6): no input gets a 5xx, which clients retry (docs/decisions.md).
       const problem = req.httpVersionMajor > 1 ? UNSUPPORTED_VERSION : hostProblem(req);
-      reply = problem ? refuse(400, 'bad_request', problem, request) : serve(request);
+      // node:http removes the chunks alone and hands the body over still coded (gzip, chunked):
+      // RFC 9112 (section 6.1) offers 501, a 5xx; a 415, as for a Content-Encoding (docs/decisions.md).
+      const coding = request.header('Transfer-Encoding');
+      reply = problem
+        ? refuse(400, 'bad_request', problem, request)
+        : coding !== null && codingsBeyond(coding, 'chunked')
+          ? refuse(415, 'unsupported_media_type', `Transfer-Encoding "${coding.slice(0, 40)}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`, request)
+          : serve(request);
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.', { method: req.method! });
     }

@@ -159,13 +159,19 @@ export const TARGET_TOO_LONG = [
 export const MAX_BODY_BYTES: number = 1_048_576;
 
 /**
+ * Whether a list of codings (Content-Encoding, Transfer-Encoding) names one other than `only`, in
+ * any case; empty elements name none (RFC 9110, section 5.6.1).
+ */
+export const codingsBeyond = (list: string, only: string): boolean => list.split(',').some((c) => !['', only].includes(c.trim().toLowerCase()));
+
+/**
  * A 415 when the body is not sent as plain UTF-8 (RFC 9110, section 15.5.16): a content coding
  * other than `identity` (gzip, br…; the answer's `Accept-Encoding` says which is accepted, as
  * section 12.5.3 asks), or a charset other than UTF-8, which JSON must be in (RFC 8259, section 8.1).
  */
 function unsupportedEncoding(request: Incoming): Reply | undefined {
   const coding = request.header('Content-Encoding');
-  if (coding !== null && coding.split(',').some((c) => !/^\s*(identity)?\s*$/i.test(c))) {
+  if (coding !== null && codingsBeyond(coding, 'identity')) {
     return error(
       415,
       'unsupported_media_type',

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startReferenceServer, type RequestLogEntry, type RunningReferenceServer } from '@animal-store/sdk/node';
 import { behaviourSuite } from './behaviour.js';
@@ -13,7 +14,7 @@ behaviourSuite(overHttp);
  * client ends its side after `text`, unless `end` is false (node:http closes a connection its
  * client ended, answers it still owes included): then the server must close it.
  */
-function raw(url: string, text: string, end = true): Promise<string> {
+function raw(url: string, text: string | Uint8Array, end = true): Promise<string> {
   const { port, hostname } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => (end ? socket.end(text) : socket.write(text)));
@@ -119,6 +120,44 @@ describe('startReferenceServer', () => {
     const answer = await raw(running.url, `${post}GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`, false);
     expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200']);
     expect(answer).toContain('"code":"payload_too_large"');
+  });
+
+  it('a body sent with a transfer coding besides chunked (gzip, chunked; deflate, chunked; on two lines) answers 415 unsupported_media_type saying what to send, acts on nothing, and the connection serves on; chunked alone, in any case, is served (before: node:http removed the chunks and handed the rest over as plain: plain JSON created a pet, gzip got a 400 saying it was not UTF-8)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const json = '{"name":"a","categoryId":1}';
+    const post = (codings: string, body: Uint8Array | string) =>
+      Buffer.concat([
+        Buffer.from(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n${codings}\r\n\r\n${Buffer.byteLength(body).toString(16)}\r\n`),
+        Buffer.from(body),
+        Buffer.from('\r\n0\r\n\r\n'),
+      ]);
+    const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n';
+    for (const [codings, body] of [
+      ['Transfer-Encoding: gzip, chunked', gzipSync(json)],
+      ['Transfer-Encoding: gzip, chunked', json],
+      ['Transfer-Encoding: deflate, chunked', deflateSync(json)],
+      ['Transfer-Encoding: gzip\r\ntransfer-encoding: chunked', gzipSync(json)],
+    ] as const) {
+      // The client leaves its side open: the connection must neither stall on the unread body nor close before the GET.
+      const answer = await raw(running.url, Buffer.concat([post(codings, body), Buffer.from(get)]), false);
+      expect(answer.match(/HTTP\/1\.1 \d+/g), codings).toEqual(['HTTP/1.1 415', 'HTTP/1.1 200']);
+      const [head, record] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+      const coding = codings.replace(/\r\ntransfer-encoding: /, ', ').slice('Transfer-Encoding: '.length);
+      expect(JSON.parse(record!.slice(0, record!.lastIndexOf('}') + 1))).toEqual({
+        code: 'unsupported_media_type',
+        status: 415,
+        message: `Transfer-Encoding "${coding}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`,
+      });
+      expect(answer).toMatch(/\r\n\[\]$/);
+    }
+    expect(running.server.requests().map(({ method, path, status, code }) => `${method} ${path} ${status} ${code}`)).toEqual(
+      Array.from({ length: 4 }, () => ['POST /v1/pets 415 unsupported_media_type', 'GET /v1/pets 200 undefined']).flat(),
+    );
+    expect(running.server.inspect()).toMatchObject({ petCount: 0, keys: { k: { requests: 4 } } });
+    for (const codings of ['Transfer-Encoding: CHUNKED', 'Transfer-Encoding: , chunked']) {
+      expect(await raw(running.url, post(`${codings}\r\nConnection: close`, json)), codings).toMatch(/^HTTP\/1\.1 201/);
+    }
   });
 
   it('a POST whose Content-Length announces more than 1 MiB answers 413 before its body is sent', async () => {
