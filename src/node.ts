@@ -5,7 +5,7 @@
  * @module @animal-store/sdk/node
  */
 import { setMaxListeners } from 'node:events';
-import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, METHODS, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { reportListenerError } from './runtime.js';
@@ -18,10 +18,10 @@ import { checkKnownOptions } from './suggest.js';
 export interface RequestLogEntry {
   /** When the request arrived, on the server's clock (ISO 8601). */
   time: string;
-  /** The method as sent (`?` for what node:http could not parse). */
+  /** The method as sent (`?` for what node:http could not parse up to its method, or whose request line came in an earlier packet). */
   method: string;
   /**
-   * Path and query string (`?` for what node:http could not parse, or a target no URL can be made of, a CONNECT's included); an API key in them shows as `[redacted]`.
+   * Path and query string (`?` for what node:http could not parse, headers past its limit (431) included, or a target no URL can be made of, a CONNECT's included); an API key in them shows as `[redacted]`.
    * One too long to serve (414) shows its first 100 characters and `…`, or `?` when the headers after it did not come with it (the key they present is unknown).
    */
   path: string;
@@ -237,27 +237,48 @@ const UNSUPPORTED_VERSION = 'The request\'s HTTP version is not one this server 
 /** What node:http reports of what it could not parse: the packet it failed on, and how far into it. */
 type ParseError = NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number };
 
+/** The request line of the request node:http failed in, as {@link requestLine} finds it. */
+interface RequestLine {
+  method: string;
+  target: string;
+  /** Where the line's target ends in the packet. */
+  end: number;
+  packet: string;
+  bytesParsed: number;
+}
+
+/**
+ * The request line of the request node:http failed in, when the packet it failed on holds it: the
+ * packet's last line before the failure point to begin with a method node:http knows and a space
+ * (a header line begins with a name and a colon): requests pipelined in the same packet come
+ * before it. A line whose headers ended before the failure began an earlier request (a failure in
+ * a request's body is no new request's), and one that failed before its method's space is
+ * `HPE_INVALID_METHOD`: then, as when the request began in an earlier packet, `undefined`.
+ */
+function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError): RequestLine | undefined {
+  const packet = rawPacket?.toString('latin1') ?? '';
+  let line: RegExpExecArray | undefined;
+  for (const match of packet.slice(0, bytesParsed).matchAll(/(?:^|\n)([\w!#$%&'*+.^`|~-]+) ([^ \r\n]*)/g)) {
+    if (METHODS.includes(match[1]!)) line = match;
+  }
+  if (!line) return undefined;
+  const end = line.index + line[0].length;
+  if (/\r?\n\r?\n/.test(packet.slice(end, bytesParsed))) return undefined;
+  return { method: line[1]!, target: line[2]!, end, packet, bytesParsed };
+}
+
 /**
  * The request whose target passed node:http's header limit, which the server answers with a 414
  * however long it is, or `undefined` when the headers passed it (431). Node checks one limit for
- * both; the packet it failed on shows the request line when the request came in one piece. Its
- * request line is the packet's last line before the failure to begin with a method and a space
- * (a header line begins with a name and a colon): requests pipelined in the same packet come
- * before it. Node counts the target first, so a failure before its end is the target alone past
- * the limit; otherwise the target is measured as `serve` measures it, by its URL's path and query
- * (an absolute-form target's scheme and authority not counted, its empty path counted as `/`).
- * The request is what the journal needs: its method, and its URL when the packet also holds all
- * its headers, since the journal hides the key an Authorization header presents (without them,
- * no path is shown).
+ * both; the packet it failed on shows the request line when the request came in one piece. Node
+ * counts the target first, so a failure before its end is the target alone past the limit;
+ * otherwise the target is measured as `serve` measures it, by its URL's path and query (an
+ * absolute-form target's scheme and authority not counted, its empty path counted as `/`). The
+ * request is what the journal needs: its method, and its URL when the packet also holds all its
+ * headers, since the journal hides the key an Authorization header presents (without them, no
+ * path is shown).
  */
-function longTarget({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError, origin: string): Arrival | undefined {
-  const packet = rawPacket?.toString('latin1') ?? '';
-  let line: RegExpExecArray | undefined;
-  for (const match of packet.slice(0, bytesParsed).matchAll(/(?:^|\n)([\w!#$%&'*+.^`|~-]+) ([^ \r\n]*)/g)) line = match;
-  if (!line) return undefined;
-  const method = line[1]!;
-  const target = line[2]!;
-  const end = line.index + line[0].length;
+function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, origin: string): Arrival | undefined {
   let url: URL | undefined;
   try {
     url = targetUri(target, origin);
@@ -331,7 +352,8 @@ function send(res: ServerResponse, reply: Reply): boolean {
 /**
  * The status, code and message of the answer to what node:http could not parse (`err.code`):
  * in a body already begun (`inBody`), or where a request should begin; and what it shows of the
- * request, for the journal, when its method and target were parsed (a 414).
+ * request, for the journal and a HEAD's bodiless answer: its method when node:http parsed it, and
+ * its path only for a 414 whose headers came whole (else the key they present is unknown).
  */
 function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [number, ErrorCode, string, Arrival?] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
@@ -344,12 +366,14 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
   if (err.code === 'HPE_INVALID_METHOD') {
     return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
   }
-  if (err.code === 'HPE_INVALID_VERSION') return [400, 'bad_request', UNSUPPORTED_VERSION];
+  const line = requestLine(err);
+  const parsed = line && { method: line.method };
+  if (err.code === 'HPE_INVALID_VERSION') return [400, 'bad_request', UNSUPPORTED_VERSION, parsed];
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    const request = longTarget(err, origin);
-    return request ? [...TARGET_TOO_LONG, request] : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.'];
+    const request = line && longTarget(line, origin);
+    return request ? [...TARGET_TOO_LONG, request] : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.', parsed];
   }
-  return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).'];
+  return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).', parsed];
 }
 
 /**

@@ -10,14 +10,19 @@ import type { FaultKind } from './faults.js';
 export interface RequestRecord {
   /** When it arrived, on the server's clock (ISO 8601). */
   time: string;
-  /** The method as sent; `?` for what never became a request (HTTP node:http could not parse). */
+  /**
+   * The method as sent; `?` for what never became a request (HTTP node:http could not parse up to
+   * its method, or whose request line came in an earlier packet than node:http's failure).
+   */
   method: string;
   /**
    * Path and query string; an API key in them (a configured one, or whatever `Authorization`
    * presented) shows as `[redacted]`. One too long to serve (414) shows its first 100 characters and `…`
    * (over node:http, `?` when the headers after it did not come with it, so the key they present is unknown);
-   * `?` for what never became a request, and for a target no URL can be made of (`ftp://x/v1/pets`,
-   * or a CONNECT's `host:port`, over node:http; journalled with its method).
+   * `?` for what never became a request, for a target no URL can be made of (`ftp://x/v1/pets`,
+   * or a CONNECT's `host:port`, over node:http; journalled with its method), and for what node:http
+   * refused after its method (headers past its limit, a 431; a header line that is no header), whose
+   * headers, and so the key they present, never came whole (journalled with its method).
    */
   path: string;
   /**

@@ -25,6 +25,18 @@ function raw(url: string, text: string | Uint8Array, end = true): Promise<string
   });
 }
 
+/**
+ * The server's side of the last connection it accepted (node:net's diagnostics channel), to see
+ * what it has read; unsubscribed when the test ends.
+ */
+function lastAccepted(): () => Socket | undefined {
+  let accepted: Socket | undefined;
+  const onSocket = (message: unknown) => void (accepted = (message as { socket: Socket }).socket);
+  subscribe('net.server.socket', onSocket);
+  onTestFinished(() => void unsubscribe('net.server.socket', onSocket));
+  return () => accepted;
+}
+
 describe('startReferenceServer', () => {
   let running: RunningReferenceServer | undefined;
 
@@ -613,10 +625,7 @@ describe('startReferenceServer', () => {
     });
 
     it('a client that resets its connection halfway through a request\'s headers is told of nowhere, neither answered nor journalled nor logged, and the server serves on', async () => {
-      let accepted: Socket | undefined;
-      const onSocket = (message: unknown) => void (accepted = (message as { socket: Socket }).socket);
-      subscribe('net.server.socket', onSocket);
-      onTestFinished(() => void unsubscribe('net.server.socket', onSocket));
+      const accepted = lastAccepted();
       const reported: unknown[] = [];
       vi.stubGlobal('reportError', (error: unknown) => void reported.push(error));
       onTestFinished(() => void vi.unstubAllGlobals());
@@ -625,9 +634,9 @@ describe('startReferenceServer', () => {
       const half = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Be';
       const socket = connect(Number(new URL(running.url).port), '127.0.0.1', () => socket.write(half));
       socket.on('error', () => {});
-      await expect.poll(() => accepted?.bytesRead, { message: 'the server reads the half request' }).toBe(half.length);
+      await expect.poll(() => accepted()?.bytesRead, { message: 'the server reads the half request' }).toBe(half.length);
       socket.resetAndDestroy();
-      await expect.poll(() => accepted?.closed, { message: 'the server sees the reset' }).toBe(true);
+      await expect.poll(() => accepted()?.closed, { message: 'the server sees the reset' }).toBe(true);
       expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).status).toBe(200);
       expect(await told(log, 1)).toEqual([{ method: 'GET', path: '/v1/pets', status: 200, code: undefined, requestId: expect.any(String) }]);
       expect(reported).toEqual([]);
@@ -779,10 +788,7 @@ describe('startReferenceServer', () => {
     });
 
     it('a client that resets its connection while an answer is held, with what node:http cannot parse behind it, has nothing acted on (before: the pet was created, and the 201 nobody got journalled and logged)', async () => {
-      let accepted: Socket | undefined;
-      const onSocket = (message: unknown) => void (accepted = (message as { socket: Socket }).socket);
-      subscribe('net.server.socket', onSocket);
-      onTestFinished(() => void unsubscribe('net.server.socket', onSocket));
+      const accepted = lastAccepted();
       await withHeldAnswers(async (held, log) => {
         const body = '{"name":"a","categoryId":1}';
         const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () => socket.write(`${head}Content-Length: ${body.length}\r\n\r\n${body}FOO / HTTP/1.1\r\n\r\n`));
@@ -791,7 +797,7 @@ describe('startReferenceServer', () => {
         // More the parser cannot read, in a packet of its own: it is refused no second time. The
         // reset waits until the server has read it (a reset drops what the server has not read).
         await new Promise((resolve) => socket.write('BAR / HTTP/1.1\r\n\r\n', resolve));
-        await expect.poll(() => accepted?.bytesRead, { message: 'the server reads the second packet' }).toBe(socket.bytesWritten);
+        await expect.poll(() => accepted()?.bytesRead, { message: 'the server reads the second packet' }).toBe(socket.bytesWritten);
         socket.resetAndDestroy();
         await expect.poll(() => vi.getTimerCount(), { message: 'the server stops holding an answer nobody waits for' }).toBe(0);
         await vi.advanceTimersByTimeAsync(1_000);
@@ -827,7 +833,61 @@ describe('startReferenceServer', () => {
       expect(head![1]).toBe('');
     });
 
-    it('a request line in HTTP/1.1\'s syntax with a version the server does not speak (HTTP/2.0, which node:http parses, HTTP/3.0, HTTP/1.2) gets a 400 Error record saying so, with the rate-limit headers, and nothing is acted on; HTTP/2.0 is journalled with its method and path (before: HTTP/2.0 was served, the others got a 400 blaming the request line or headers)', async () => {
+    it('headers past node:http\'s limit, and what its parser refuses after the method, are journalled and logged with their method and ? for the path (the key the unread headers present could be in it), and a HEAD\'s 431 or 400 has no body and its GET\'s Content-Length (before: "? ? 431", and a HEAD\'s came with its body)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { 'secret-key-123': 'free' }, onRequest: (e) => log.push(e) });
+      const big = `X-Big: ${'a'.repeat(20_000)}\r\n`;
+      const send = (line: string, fields: string) => raw(running!.url, `${line} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-key-123\r\n${fields}\r\n`);
+      const answers = [
+        await send('GET /v1/pets?token=secret-key-123', big),
+        await send('HEAD /v1/pets?token=secret-key-123', big),
+        await send('GET /v1/pets', 'No Header: y\r\n'),
+        await send('HEAD /v1/pets', 'No Header: y\r\n'),
+      ].map((text) => text.split('\r\n\r\n'));
+      expect((await told(log, 4)).map(({ method, path, status, code }) => [method, path, status, code])).toEqual([
+        ['GET', '?', 431, 'headers_too_large'],
+        ['HEAD', '?', 431, 'headers_too_large'],
+        ['GET', '?', 400, 'bad_request'],
+        ['HEAD', '?', 400, 'bad_request'],
+      ]);
+      expect(JSON.stringify(log)).not.toContain('secret-key-123');
+      for (const [get, head] of [answers.slice(0, 2), answers.slice(2, 4)]) {
+        expect(head![0]!.split('\r\n')[0]).toBe(get![0]!.split('\r\n')[0]);
+        expect(head![0]).toMatch(new RegExp(`^content-length: ${Buffer.byteLength(get![1]!)}\r?$`, 'im'));
+        expect(head![1]).toBe('');
+      }
+    });
+
+    it('headers past node:http\'s limit whose request line came in an earlier packet are journalled "? ?": a header value\'s words at the start of the packet node:http failed in are no method', async () => {
+      const accepted = lastAccepted();
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const first = 'HEAD /v1/pets HTTP/1.1\r\nHost: x\r\nX-Note: a';
+      const answer = new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(running!.url).port), '127.0.0.1', () => socket.write(first));
+        let out = '';
+        socket.on('data', (d) => (out += d));
+        socket.on('end', () => resolve(out));
+        socket.on('error', reject);
+        void expect
+          .poll(() => accepted()?.bytesRead, { message: 'the server reads the request line in a packet of its own' })
+          .toBe(first.length)
+          .then(() => socket.end(`b c ${'a'.repeat(20_000)}\r\n\r\n`), reject);
+      });
+      expect(await answer).toMatch(/^HTTP\/1\.1 431/);
+      expect((await told(log, 1)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['? ? 431']);
+    });
+
+    it('what node:http cannot parse right after a request\'s body in the same packet, whose request line the adapter cannot find, is journalled "? ?", never with the method of the request before it', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const body = '{"name":"a","categoryId":1}';
+      const answer = await raw(running.url, `${head}Content-Length: ${body.length}\r\n\r\n${body}GET /v1/pets HTTP/1.1\r\nHost: x\r\nNo Header: y\r\n\r\n`);
+      expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 201', 'HTTP/1.1 400']);
+      expect((await told(log, 2)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 201', '? ? 400']);
+    });
+
+    it('a request line in HTTP/1.1\'s syntax with a version the server does not speak (HTTP/2.0, which node:http parses, HTTP/3.0, HTTP/1.2) gets a 400 Error record saying so, with the rate-limit headers, and nothing is acted on; HTTP/2.0 is journalled with its method and path, the others with their method (before: HTTP/2.0 was served, the others got a 400 blaming the request line or headers, journalled "? ?")', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       const body = '{"name":"a","categoryId":1}';
@@ -838,7 +898,7 @@ describe('startReferenceServer', () => {
         expect(top).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
         expect(JSON.parse(json!)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
       }
-      expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', '? ? 400', '? ? 400']);
+      expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', 'POST ? 400', 'POST ? 400']);
       expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
     });
 
