@@ -229,8 +229,8 @@ function hostProblem(req: IncomingMessage): string | undefined {
 
 /**
  * What a request line whose HTTP version the server does not speak is told: node:http parses
- * HTTP/2.0 in HTTP/1.1's syntax (as in HTTP/2's preface, `PRI * HTTP/2.0`), and itself refuses
- * the other versions past 1.1 (3.0, 1.2).
+ * HTTP/2.0 in HTTP/1.1's syntax, stops at HTTP/2's connection preface (`PRI * HTTP/2.0`, then
+ * `SM`), and itself refuses the other versions past 1.1 (3.0, 1.2).
  */
 const UNSUPPORTED_VERSION = 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).';
 
@@ -369,6 +369,8 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
   const line = requestLine(err);
   const parsed = line && { method: line.method };
   if (err.code === 'HPE_INVALID_VERSION') return [400, 'bad_request', UNSUPPORTED_VERSION, parsed];
+  // HTTP/2's connection preface (PRI * HTTP/2.0, then SM), which node:http stops at whatever packets it came in.
+  if (err.code === 'HPE_PAUSED_H2_UPGRADE') return [400, 'bad_request', UNSUPPORTED_VERSION, { method: 'PRI' }];
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     const request = line && longTarget(line, origin);
     return request ? [...TARGET_TOO_LONG, request] : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.', parsed];

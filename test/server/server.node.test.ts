@@ -902,6 +902,18 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
     });
 
+    it('HTTP/2\'s connection preface (PRI * HTTP/2.0, then SM), as an h2c client with prior knowledge sends it, gets the 400 saying the version is not one the server speaks, journalled as PRI, and the connection closes (before: the generic 400 blaming the request line or headers)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      // The preface and an empty SETTINGS frame, in one write as clients send them; the client leaves its side open.
+      const preface = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+      const [head, body] = (await raw(running.url, preface, false)).split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400/);
+      expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+      expect(JSON.parse(body!)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
+      expect((await told(log, 1)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['PRI ? 400']);
+    });
+
     it('requests refused for their Host lines are journalled with their method and path (before: "? ?")', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
