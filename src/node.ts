@@ -361,6 +361,7 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
     // Trailer fields are fields too (RFC 9110, section 6.5), counted against node:http's header
     // limit: the body arrived whole and validly framed, what is too large is a field section.
     if (err.code === 'HPE_HEADER_OVERFLOW') return [431, 'headers_too_large', 'The request\'s trailer fields, after its chunked body, are too large. Send fewer or shorter trailers.'];
+    if (err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return [400, 'bad_request', 'The request body\'s chunk extensions (after a chunk\'s size) are too long. Send its chunks without extensions.'];
     return [400, 'bad_request', 'The request body broke off before its end, or its framing (Content-Length, chunked encoding) is not valid HTTP/1.1. Send the whole body.'];
   }
   if (err.code === 'HPE_INVALID_METHOD') {

@@ -673,19 +673,24 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
-    it('a chunked body whose trailer fields pass node:http\'s header limit is answered as that request, once: 431 headers_too_large naming the trailers, with Connection: close, and nothing created (before: the 400 of a body that broke off)', async () => {
+    it.each([
+      ['trailer fields pass node:http\'s header limit', 431, 'headers_too_large', '', `X-Trailer: ${'a'.repeat(20_000)}\r\n`, 'The request\'s trailer fields, after its chunked body, are too large. Send fewer or shorter trailers.'],
+      ['chunk extensions pass node:http\'s limit', 400, 'bad_request', `;x=${'a'.repeat(20_000)}`, '', 'The request body\'s chunk extensions (after a chunk\'s size) are too long. Send its chunks without extensions.'],
+    ])('a chunked body whose %s is answered as that request, once: %i %s naming them, with Connection: close, and nothing created; short ones are served (before: the 400 saying the body broke off or its framing was not valid)', async (_, status, code, extension, trailer, message) => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       const body = '{"name":"a","categoryId":1}';
-      const answer = await raw(running.url, `${head}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\nX-Trailer: ${'a'.repeat(20_000)}\r\n\r\n`);
+      const chunked = (extension: string, trailer: string) => `${head}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}${extension}\r\n${body}\r\n0\r\n${trailer}\r\n`;
+      const answer = await raw(running.url, chunked(extension, trailer));
       expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
       const [top, json] = answer.split('\r\n\r\n');
-      expect(top).toMatch(/^HTTP\/1\.1 431/);
+      expect(top).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(top).toMatch(/^connection: close\r?$/im);
-      expect(JSON.parse(json!)).toEqual({ code: 'headers_too_large', status: 431, message: 'The request\'s trailer fields, after its chunked body, are too large. Send fewer or shorter trailers.' });
+      expect(JSON.parse(json!)).toEqual({ code, status, message });
       const requestId = /^x-request-id: (\S+)\r?$/im.exec(top!)?.[1];
-      expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status: 431, code: 'headers_too_large', requestId }]);
+      expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status, code, requestId }]);
       expect(running.server.inspect().petCount).toBe(0);
+      expect(await raw(running.url, chunked(';x=y', 'X-Trailer: y\r\n'))).toMatch(/^HTTP\/1\.1 201/);
     });
 
     it('a broken body after its request was answered gets no second answer (before: a "? ?" 400 after the 405)', async () => {
