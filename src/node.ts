@@ -268,17 +268,18 @@ function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseE
 }
 
 /**
- * The request whose target passed node:http's header limit, which the server answers with a 414
- * however long it is, or `undefined` when the headers passed it (431). Node checks one limit for
+ * The 414 of a request whose target passed node:http's header limit, however long its path and
+ * query (its message then blames the authority when the rest is short), or `undefined` when the
+ * headers passed it (431). Node checks one limit for
  * both; the packet it failed on shows the request line when the request came in one piece. Node
  * counts the target first, so a failure before its end is the target alone past the limit;
  * otherwise the target is measured as `serve` measures it, by its URL's path and query (an
  * absolute-form target's scheme and authority not counted, its empty path counted as `/`). The
  * request is what the journal needs: its method, and its URL when the packet also holds all its
- * headers, since the journal hides the key an Authorization header presents (without them, no
- * path is shown).
+ * headers, since the journal hides the key an Authorization header presents (without them, or with
+ * an authority cut short, no path is shown).
  */
-function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, origin: string): Arrival | undefined {
+function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, origin: string): readonly [number, ErrorCode, string, Arrival] | undefined {
   let url: URL | undefined;
   try {
     url = targetUri(target, origin);
@@ -286,14 +287,19 @@ function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, o
     // No URL is made of it: served, it would be a 400, not a 414.
   }
   if (bytesParsed <= end ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
+  // An absolute-form target whose rest is no longer than the server reads: its authority passed the limit.
+  const authority = bytesParsed <= end && /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i.exec(target)?.[0];
+  if (authority && target.length - authority.length <= MAX_TARGET_LENGTH) {
+    return [414, 'uri_too_long', 'The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.', { method }];
+  }
   const head = packet.slice(end).split(/\r?\n\r?\n/, 2);
-  if (!url || head.length < 2) return { method };
+  if (!url || head.length < 2) return [...TARGET_TOO_LONG, { method }];
   // The header lines after the request line's end (its version), as node:http's raw headers.
   const raw = head[0]!.split(/\r?\n/).slice(1).flatMap((field) => {
     const colon = field.indexOf(':');
     return colon > 0 ? [field.slice(0, colon), field.slice(colon + 1).trim()] : [];
   });
-  return { method, url, header: (name) => rawHeader(raw, name), body: null };
+  return [...TARGET_TOO_LONG, { method, url, header: (name) => rawHeader(raw, name), body: null }];
 }
 
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
@@ -373,8 +379,7 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
   // HTTP/2's connection preface (PRI * HTTP/2.0, then SM), which node:http stops at whatever packets it came in.
   if (err.code === 'HPE_PAUSED_H2_UPGRADE') return [400, 'bad_request', UNSUPPORTED_VERSION, { method: 'PRI' }];
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    const request = line && longTarget(line, origin);
-    return request ? [...TARGET_TOO_LONG, request] : [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.', parsed];
+    return (line && longTarget(line, origin)) || [431, 'headers_too_large', 'The request headers are too large. Send fewer or shorter headers.', parsed];
   }
   return [400, 'bad_request', 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).', parsed];
 }
