@@ -75,18 +75,23 @@ export interface RunningReferenceServer {
   close(): Promise<void>;
 }
 
+/** An absolute-form target's scheme and authority (`http://host:port`), the authority alone its group 1. */
+const AUTHORITY = /^[a-z][a-z\d+.-]*:\/\/([^/?#]*)/i;
+
 /**
  * The target URI of a request (RFC 9112, section 3.3). An origin-form target is a path on `origin`
  * (the Host header's), joined as text: resolved as a relative URL, `//evil.example/v1/pets` would
  * name another host. An absolute-form target is the URI itself, its authority used over Host
- * (section 3.2.2), when it is http(s); `*` (asterisk-form) is the path `/*`. Anything else throws.
+ * (section 3.2.2), when it is http(s) with a host (RFC 9110, section 4.2.1: the URL standard would
+ * read `http:///v1/pets` as the host `v1` and the path `/pets`); `*` (asterisk-form) is the path `/*`.
+ * Anything else throws.
  */
 function targetUri(target: string, origin: string): URL {
   if (target.startsWith('/')) return new URL(origin + target);
   if (target === '*') return new URL(`${origin}/*`);
   const url = new URL(target);
-  if (url.protocol === 'http:' || url.protocol === 'https:') return url;
-  throw new TypeError(`Unsupported request target scheme ${url.protocol}`);
+  if ((url.protocol === 'http:' || url.protocol === 'https:') && AUTHORITY.exec(target)?.[1]) return url;
+  throw new TypeError(`Unsupported request target ${url.protocol}`);
 }
 
 /** How a request's body is watched for what node:http finds wrong with it after the request began. */
@@ -288,7 +293,7 @@ function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, o
   }
   if (bytesParsed <= end ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
   // An absolute-form target whose rest is no longer than the server reads: its authority passed the limit.
-  const authority = bytesParsed <= end && /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i.exec(target)?.[0];
+  const authority = bytesParsed <= end && AUTHORITY.exec(target)?.[0];
   if (authority && target.length - authority.length <= MAX_TARGET_LENGTH) {
     return [414, 'uri_too_long', 'The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.', { method }];
   }

@@ -975,6 +975,18 @@ describe('startReferenceServer', () => {
       }
       expect((await told(log, lines.length)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET ? 400', 'POST ? 400', 'HEAD ? 400', 'CONNECT ? 400', 'CONNECT ? 400']);
     });
+    it('an http(s) target with an empty authority (http:///v1/pets) answers the 400 of a target no URL can be made of, journalled with its method and ?, as RFC 9110 (section 4.2.1) calls it invalid (before: the URL standard read v1 as its host, and /pets got a 404)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const targets = ['http:///v1/pets', 'https:///v1/pets?limit=1'];
+      for (const target of targets) {
+        const [head, body] = (await raw(running.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
+        expect(head, target).toMatch(/^HTTP\/1\.1 400/);
+        expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
+        expect(JSON.parse(body!)).toEqual({ code: 'bad_request', status: 400, message: 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.' });
+      }
+      expect((await told(log, targets.length)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(targets.map(() => 'GET ? 400'));
+    });
   });
 
   it('close() stops listening', async () => {
