@@ -264,7 +264,8 @@ function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseE
   const packet = rawPacket?.toString('latin1') ?? '';
   let line: RegExpExecArray | undefined;
   for (const match of packet.slice(0, bytesParsed).matchAll(/(?:^|\n)([\w!#$%&'*+.^`|~-]+) ([^ \r\n]*)/g)) {
-    if (METHODS.includes(match[1]!)) line = match;
+    // PRI, which node:http's parser knows (HTTP/2's preface begins with it), METHODS does not list.
+    if (METHODS.includes(match[1]!) || match[1] === 'PRI') line = match;
   }
   if (!line) return undefined;
   const end = line.index + line[0].length;
@@ -380,7 +381,9 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
   }
   const line = requestLine(err);
   const parsed = line && { method: line.method };
-  if (err.code === 'HPE_INVALID_VERSION') return [400, 'bad_request', UNSUPPORTED_VERSION, parsed];
+  // node:http reports a version past 1.1 as it reports PRI * HTTP/1.1 (which only HTTP/2's preface
+  // may begin with) or a bare LF after the version: only the first is told its version is not spoken.
+  if (err.code === 'HPE_INVALID_VERSION' && line && /^ HTTP\/(?!1\.[01])\d\.\d/.test(line.packet.slice(line.end))) return [400, 'bad_request', UNSUPPORTED_VERSION, parsed];
   // HTTP/2's connection preface (PRI * HTTP/2.0, then SM), which node:http stops at whatever packets it came in.
   if (err.code === 'HPE_PAUSED_H2_UPGRADE') return [400, 'bad_request', UNSUPPORTED_VERSION, { method: 'PRI' }];
   if (err.code === 'HPE_HEADER_OVERFLOW') {

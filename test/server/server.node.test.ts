@@ -927,6 +927,18 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
     });
 
+    it('a request line node:http refuses at its HTTP/1.1 (PRI * HTTP/1.1, reserved for HTTP/2\'s preface; HTTP/1.1 followed by a space or a bare LF) gets the generic 400, journalled with its method, and HTTP/3.0 still the one saying the version is not spoken (before: all were told the version is not one the server speaks, though it is)', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const message = async (line: string) => JSON.parse((await raw(running!.url, `${line}Host: x\r\n\r\n`)).split('\r\n\r\n')[1]!).message;
+      const generic = 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).';
+      expect(await message('PRI * HTTP/1.1\r\n')).toBe(generic);
+      expect(await message('GET /v1/pets HTTP/1.1 \r\n')).toBe(generic);
+      expect(await message('POST /v1/pets HTTP/1.1\n')).toBe(generic);
+      expect(await message('GET /v1/pets HTTP/3.0\r\n')).toBe('The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).');
+      expect((await told(log, 4)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['PRI ? 400', 'GET ? 400', 'POST ? 400', 'GET ? 400']);
+    });
+
     it('HTTP/2\'s connection preface (PRI * HTTP/2.0, then SM), as an h2c client with prior knowledge sends it, gets the 400 saying the version is not one the server speaks, journalled as PRI, and the connection closes (before: the generic 400 blaming the request line or headers)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
