@@ -427,6 +427,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   /** Connections whose unparsable rest was already refused: node:http reports each later packet again. */
   const refused = new WeakSet<Socket>();
   /**
+   * Connections that close after the answer to a request whose framing was faulty: node:http still
+   * parses the requests pipelined after it, which RFC 9112 (section 6.1) has no server process.
+   */
+  const faultyFraming = new WeakSet<Socket>();
+  /**
    * Tells `onRequest` of an answer; one whose status never went out (`sent` false) reached nobody,
    * and the journal says so too. A listener that throws is reported, as the client's are, and the
    * server serves on.
@@ -442,17 +447,30 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     }
   };
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    // Neither answered nor journalled, as what follows a request with Connection: close.
+    if (faultyFraming.has(req.socket)) return;
     const started = performance.now();
     const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
     const watch: BodyWatch = {};
     let reply: Reply | Promise<Reply>;
     try {
       const request = incoming(req, origin, watch);
+      const coding = request.header('Transfer-Encoding');
+      // RFC 9112 (section 6.1): a Transfer-Encoding in HTTP/1.0 makes the framing faulty, and the
+      // connection closes after the answer; node:http would read the body by it.
+      const faulty = coding !== null && Number(req.httpVersion) < 1.1;
+      if (faulty) {
+        res.setHeader('Connection', 'close');
+        faultyFraming.add(req.socket);
+      }
       // A 400, not RFC 9110's 505 (section 15.6.6): no input gets a 5xx, which clients retry (docs/decisions.md).
-      const problem = req.httpVersionMajor > 1 ? UNSUPPORTED_VERSION : hostProblem(req);
+      const problem = req.httpVersionMajor > 1
+        ? UNSUPPORTED_VERSION
+        : faulty
+          ? 'An HTTP/1.0 request cannot carry a Transfer-Encoding (RFC 9112, section 6.1). Send HTTP/1.1, or the body with a Content-Length.'
+          : hostProblem(req);
       // node:http removes the chunks alone and hands the body over still coded (gzip, chunked):
       // RFC 9112 (section 6.1) offers 501, a 5xx; a 415, as for a Content-Encoding (docs/decisions.md).
-      const coding = request.header('Transfer-Encoding');
       reply = problem
         ? refuse(400, 'bad_request', problem, request)
         : coding !== null && codingsBeyond(coding, 'chunked')

@@ -172,6 +172,27 @@ describe('startReferenceServer', () => {
     }
   });
 
+  it('an HTTP/1.0 request with a Transfer-Encoding, whose framing RFC 9112 (section 6.1) calls faulty, answers 400 bad_request saying so with Connection: close, acts on nothing, a request pipelined after it included, and the server closes the connection (before: its chunked body was read and the pet created, 201)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const json = '{"name":"a","categoryId":1}';
+    const chunked = `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`;
+    for (const connection of ['', 'Connection: keep-alive\r\n']) {
+      const text = `POST /v1/pets HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n${connection}Transfer-Encoding: chunked\r\n\r\n${chunked}`;
+      // The client leaves its side open: the server closes the connection after its one answer.
+      const answer = await raw(running.url, text + 'GET /v1/pets HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n', false);
+      expect(answer.match(/HTTP\/1\.1 \d+/g), connection).toEqual(['HTTP/1.1 400']);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^connection: close\r?$/im);
+      expect(JSON.parse(body!)).toEqual({
+        code: 'bad_request',
+        status: 400,
+        message: 'An HTTP/1.0 request cannot carry a Transfer-Encoding (RFC 9112, section 6.1). Send HTTP/1.1, or the body with a Content-Length.',
+      });
+    }
+    expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
+    expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', 'POST /v1/pets 400']);
+  });
+
   it('a POST whose Content-Length announces more than 1 MiB answers 413 before its body is sent', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const { port, hostname } = new URL(running.url);
