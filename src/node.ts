@@ -275,7 +275,7 @@ function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseE
 
 /**
  * The 414 of a request whose target passed node:http's header limit, however long its path and
- * query (its message then blames the authority when the rest is short), or `undefined` when the
+ * query (its message then blames the authority or the fragment when the rest is short), or `undefined` when the
  * headers passed it (431). Node checks one limit for
  * both; the packet it failed on shows the request line when the request came in one piece. Node
  * counts the target first, so a failure before its end is the target alone past the limit;
@@ -293,10 +293,18 @@ function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, o
     // No URL is made of it: served, it would be a 400, not a 414.
   }
   if (bytesParsed <= end ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
-  // An absolute-form target whose rest is no longer than the server reads: its authority passed the limit.
-  const authority = bytesParsed <= end && AUTHORITY.exec(target)?.[0];
-  if (authority && target.length - authority.length <= MAX_TARGET_LENGTH) {
-    return [414, 'uri_too_long', 'The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.', { method }];
+  if (bytesParsed <= end) {
+    // A target whose path and query are no longer than the server reads: what passed the limit is
+    // an absolute-form target's authority, or a fragment, which a client sends none of (RFC 9112, section 3.2).
+    const authority = AUTHORITY.exec(target)?.[0].length ?? 0;
+    const fragment = target.includes('#') ? target.length - target.indexOf('#') : 0;
+    if (target.length - authority - fragment <= MAX_TARGET_LENGTH) {
+      const message =
+        fragment > authority
+          ? 'The request target\'s fragment (from #) is too long, and a client sends none (RFC 9112, section 3.2). Send the path and query alone, such as /v1/pets?limit=10.'
+          : 'The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.';
+      return [414, 'uri_too_long', message, { method }];
+    }
   }
   const head = packet.slice(end).split(/\r?\n\r?\n/, 2);
   if (!url || head.length < 2) return [...TARGET_TOO_LONG, { method }];

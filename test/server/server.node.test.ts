@@ -311,24 +311,31 @@ describe('startReferenceServer', () => {
     expect(await raw(running.url, `GET /v1/pets#${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)).toMatch(/^HTTP\/1\.1 414/);
   });
 
-  it('an absolute-form target whose authority makes it pass node:http\'s header limit answers 414 uri_too_long saying the authority is too long, not the path and query (before: the message blamed the path and query, however short)', async () => {
+  it('an absolute-form target whose authority, or a target whose fragment, makes it pass node:http\'s header limit answers 414 uri_too_long saying which is too long, not the path and query, journalled with its method and ? (before: the message blamed the path and query, however short)', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const answer = async (target: string) => {
       const [head, body] = (await raw(running!.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
       expect(head, target.slice(0, 40)).toMatch(/^HTTP\/1\.1 414 /);
       return JSON.parse(body!);
     };
-    const authority = {
-      code: 'uri_too_long',
-      status: 414,
-      message: 'The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.',
-    };
+    const tooLong = (message: string) => ({ code: 'uri_too_long', status: 414, message });
+    const authority = tooLong('The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.');
     expect(await answer(`http://${'a'.repeat(20_000)}.test/v1/pets`)).toEqual(authority);
     expect(await answer(`http://${'a'.repeat(12_000)}.test/v1/pets?x=${'a'.repeat(5_000)}`)).toEqual(authority);
-    // The path and query past 8,000 characters are what is too long, in absolute form too.
-    expect((await answer(`http://${'a'.repeat(500)}.test/v1/pets?x=${'a'.repeat(20_000)}`)).message).toMatch(/^The request target \(path and query\) is longer than 8000 characters/);
-    // The URL of an authority cut short has no path to show.
-    expect(running.server.requests().map(({ method, path }) => `${method} ${path.slice(0, 20)}`)).toEqual(['GET ?', 'GET ?', 'GET /v1/pets?x=aaaaaaaaa']);
+    // A fragment is no part of what a client sends (RFC 9112, section 3.2).
+    const fragment = tooLong('The request target\'s fragment (from #) is too long, and a client sends none (RFC 9112, section 3.2). Send the path and query alone, such as /v1/pets?limit=10.');
+    expect(await answer(`/v1/pets#${'a'.repeat(20_000)}`)).toEqual(fragment);
+    expect(await answer(`/v1/pets?x=${'a'.repeat(7_000)}#${'a'.repeat(20_000)}`)).toEqual(fragment);
+    expect(await answer(`http://${'a'.repeat(500)}.test/v1/pets#${'a'.repeat(20_000)}`)).toEqual(fragment);
+    // The path and query past 8,000 characters are what is too long, in absolute form too, whatever follows them.
+    const pathAndQuery = /^The request target \(path and query\) is longer than 8000 characters/;
+    expect((await answer(`http://${'a'.repeat(500)}.test/v1/pets?x=${'a'.repeat(20_000)}`)).message).toMatch(pathAndQuery);
+    expect((await answer(`/v1/pets?x=${'a'.repeat(9_000)}#${'a'.repeat(20_000)}`)).message).toMatch(pathAndQuery);
+    // The URL of an authority or a fragment cut short has no path to show.
+    expect(running.server.requests().map(({ method, path }) => `${method} ${path.slice(0, 20)}`)).toEqual([
+      ...['GET ?', 'GET ?', 'GET ?', 'GET ?', 'GET ?'],
+      ...['GET /v1/pets?x=aaaaaaaaa', 'GET /v1/pets?x=aaaaaaaaa'],
+    ]);
   });
 
   it('over node:http a request target of 8,000 characters is served and one of 8,001 answers 414, whether or not the headers pass node:http\'s limit (then 431 for the first), measured as the URL measures it; in absolute form only the path and query count, however long the authority before them (before: http://host:port was counted, and 8,000 with big headers got a 414 blaming the path; an absolute target with no path, whose path is /, or a quote the URL percent-encodes, counted short and got 431)', async () => {
