@@ -253,24 +253,33 @@ interface RequestLine {
 }
 
 /**
- * The request line of the request node:http failed in, when the packet it failed on holds it: the
- * packet's last line before the failure point to begin with a method node:http knows and a space
- * (a header line begins with a name and a colon): requests pipelined in the same packet come
- * before it. A line whose headers ended before the failure began an earlier request (a failure in
- * a request's body is no new request's), and one that failed before its method's space is
- * `HPE_INVALID_METHOD`: then, as when the request began in an earlier packet, `undefined`.
+ * The request line of the request node:http failed in, when the packet it failed on holds its
+ * beginning: right after the packet's last blank line before the failure point (the end of the
+ * connection's `last` request's head, or of its chunked body) and the body its Content-Length
+ * announced; without such a blank line, at the packet's start (the request began there, or in an
+ * earlier packet, whose header lines, like the tail of a body that came in two packets, seldom
+ * begin with a method and a space). Words in a body in the packet are never taken for it: a blank
+ * line in a body would pass for the end of `last`'s head, so that head must hold `last`'s request line. The line begins with a method node:http knows and a space (one
+ * that failed before its method's space is `HPE_INVALID_METHOD`); else `undefined`.
  */
-function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError): RequestLine | undefined {
+function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError, last?: IncomingMessage): RequestLine | undefined {
   const packet = rawPacket?.toString('latin1') ?? '';
-  let line: RegExpExecArray | undefined;
-  for (const match of packet.slice(0, bytesParsed).matchAll(/(?:^|\n)([\w!#$%&'*+.^`|~-]+) ([^ \r\n]*)/g)) {
-    // PRI, which node:http's parser knows (HTTP/2's preface begins with it), METHODS does not list.
-    if (METHODS.includes(match[1]!) || match[1] === 'PRI') line = match;
+  const parsed = packet.slice(0, bytesParsed);
+  const blank = parsed.lastIndexOf('\r\n\r\n');
+  let start = 0;
+  if (blank >= 0) {
+    const length = last && !last.headers['transfer-encoding'] ? Number(last.headers['content-length'] ?? 0) : 0;
+    const previous = parsed.lastIndexOf('\r\n\r\n', blank - 1);
+    if (length > 0 && parsed.lastIndexOf(`${last!.method} ${last!.url} `, blank) < (previous < 0 ? 0 : previous + 4)) return undefined;
+    start = blank + 4 + length;
   }
-  if (!line) return undefined;
-  const end = line.index + line[0].length;
-  if (/\r?\n\r?\n/.test(packet.slice(end, bytesParsed))) return undefined;
-  return { method: line[1]!, target: line[2]!, end, packet, bytesParsed };
+  // Empty lines before a request line are skipped, as node:http skips them.
+  const match = /(?:\r\n)*([\w!#$%&'*+.^`|~-]+) ([^ \r\n]*)/y;
+  match.lastIndex = start;
+  const line = match.exec(parsed);
+  // PRI, which node:http's parser knows (HTTP/2's preface begins with it), METHODS does not list.
+  if (!line || !(METHODS.includes(line[1]!) || line[1] === 'PRI')) return undefined;
+  return { method: line[1]!, target: line[2]!, end: start + line[0].length, packet, bytesParsed };
 }
 
 /**
@@ -375,7 +384,7 @@ function send(res: ServerResponse, reply: Reply): boolean {
  * request, for the journal and a HEAD's bodiless answer: its method when node:http parsed it, and
  * its path only for a 414 whose headers came whole (else the key they present is unknown).
  */
-function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [number, ErrorCode, string, Arrival?] {
+function unparsed(err: ParseError, inBody: boolean, origin: string, last?: IncomingMessage): readonly [number, ErrorCode, string, Arrival?] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
   if (inBody) {
     // Trailer fields are fields too (RFC 9110, section 6.5), counted against node:http's header
@@ -387,7 +396,7 @@ function unparsed(err: ParseError, inBody: boolean, origin: string): readonly [n
   if (err.code === 'HPE_INVALID_METHOD') {
     return [400, 'bad_request', 'The request method is not one this server\'s HTTP parser knows (methods are case-sensitive: POST, not post). The API\'s methods are GET, POST, HEAD and OPTIONS.'];
   }
-  const line = requestLine(err);
+  const line = requestLine(err, last);
   const parsed = line && { method: line.method };
   // node:http reports a version past 1.1 as it reports PRI * HTTP/1.1 (which only HTTP/2's preface
   // may begin with) or a bare LF after the version: only the first is told its version is not spoken.
@@ -553,7 +562,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       last.watch.broken = new BrokenBody(status, code, message);
       return void last.watch.cut?.(last.watch.broken);
     }
-    answerSocket(socket, refuse(...unparsed(err, false, origin)), last);
+    answerSocket(socket, refuse(...unparsed(err, false, origin, last?.req)), last);
   });
   // CONNECT never reaches the request handler either: node hands over the socket, and without
   // this listener closes it unanswered. The socket is ours now, its errors included; a request
