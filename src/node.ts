@@ -83,14 +83,16 @@ const AUTHORITY = /^[a-z][a-z\d+.-]*:\/\/([^/?#]*)/i;
  * (the Host header's), joined as text: resolved as a relative URL, `//evil.example/v1/pets` would
  * name another host. An absolute-form target is the URI itself, its authority used over Host
  * (section 3.2.2), when it is http(s) with a host (RFC 9110, section 4.2.1: the URL standard would
- * read `http:///v1/pets` as the host `v1` and the path `/pets`); `*` (asterisk-form) is the path `/*`.
+ * read `http:///v1/pets` as the host `v1` and the path `/pets`) and no userinfo (section 4.2.4 has
+ * it treated as an error; a web `Request` cannot carry one); `*` (asterisk-form) is the path `/*`.
  * Anything else throws.
  */
 function targetUri(target: string, origin: string): URL {
   if (target.startsWith('/')) return new URL(origin + target);
   if (target === '*') return new URL(`${origin}/*`);
   const url = new URL(target);
-  if ((url.protocol === 'http:' || url.protocol === 'https:') && AUTHORITY.exec(target)?.[1]) return url;
+  const authority = AUTHORITY.exec(target)?.[1];
+  if ((url.protocol === 'http:' || url.protocol === 'https:') && authority && !authority.includes('@')) return url;
   throw new TypeError(`Unsupported request target ${url.protocol}`);
 }
 

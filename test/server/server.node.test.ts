@@ -1036,10 +1036,10 @@ describe('startReferenceServer', () => {
       }
       expect((await told(log, lines.length)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['GET ? 400', 'POST ? 400', 'HEAD ? 400', 'CONNECT ? 400', 'CONNECT ? 400']);
     });
-    it('an http(s) target with an empty authority (http:///v1/pets) answers the 400 of a target no URL can be made of, journalled with its method and ?, as RFC 9110 (section 4.2.1) calls it invalid (before: the URL standard read v1 as its host, and /pets got a 404)', async () => {
+    it('an http(s) target with an empty authority (http:///v1/pets), or with userinfo (http://user:pass@x/v1/pets), answers the 400 of a target no URL can be made of, journalled with its method and ?, as RFC 9110 calls the first invalid (section 4.2.1) and has a recipient treat the second as an error (section 4.2.4; a web Request cannot carry one) (before: the URL standard read v1 as the first\'s host, and /pets got a 404; the second was served, 200)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
-      const targets = ['http:///v1/pets', 'https:///v1/pets?limit=1'];
+      const targets = ['http:///v1/pets', 'https:///v1/pets?limit=1', 'http://user:pass@x/v1/pets', 'https://k@x/v1/pets'];
       for (const target of targets) {
         const [head, body] = (await raw(running.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
         expect(head, target).toMatch(/^HTTP\/1\.1 400/);
