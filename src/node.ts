@@ -191,12 +191,13 @@ class NodeIncoming implements Incoming {
 let validHostSeen: string | undefined;
 
 /**
- * Whether a Host value is a host and optional port (RFC 9112, section 3.2) that URLs can be built
- * on: a name of RFC 3986's unreserved characters, sub-delims and percent-encoded octets, or an IP literal.
+ * Whether a Host value is a host and optional port (RFC 9112, section 3.2; the port may be empty, as
+ * RFC 3986's `*DIGIT`) that URLs can be built on: a name of RFC 3986's unreserved characters,
+ * sub-delims and percent-encoded octets, or an IP literal.
  */
 function validHost(host: string): boolean {
   if (host === validHostSeen) return true;
-  if (!/^(?:[\w.\-~!$&'()*+,;=]|%[\da-fA-F]{2})+(:\d+)?$|^\[[\w:.]+\](:\d+)?$/.test(host)) return false;
+  if (!/^(?:[\w.\-~!$&'()*+,;=]|%[\da-fA-F]{2})+(:\d*)?$|^\[[\w:.]+\](:\d*)?$/.test(host)) return false;
   try {
     new URL(`http://${host}`);
   } catch {

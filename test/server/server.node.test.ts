@@ -440,6 +440,16 @@ describe('startReferenceServer', () => {
     }
   });
 
+  it('a Host with an empty port (example.test:, [::1]:), which RFC 9112 (section 3.2) allows (RFC 3986\'s port is *DIGIT), is served, and Location names its host (before: a 400 saying it was no host and port)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const json = '{"name":"a","categoryId":1}';
+    for (const [host, origin] of [['example.test:', 'http://example.test'], ['[::1]:', 'http://[::1]']] as const) {
+      const [head] = (await raw(running.url, `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\nConnection: close\r\n\r\n${json}`)).split('\r\n\r\n');
+      expect(head, host).toMatch(/^HTTP\/1\.1 201/);
+      expect(head).toMatch(new RegExp(`^location: ${origin.replace(/[[\]]/g, '\\$&')}/v1/pets/\\d+\r?$`, 'im'));
+    }
+  });
+
   it('repeated Authorization headers are read joined, as Headers#get reads them, so the key is refused', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(
