@@ -387,7 +387,7 @@ function send(res: ServerResponse, reply: Reply): boolean {
  * request, for the journal and a HEAD's bodiless answer: its method when node:http parsed it, and
  * its path only for a 414 whose headers came whole (else the key they present is unknown).
  */
-function unparsed(err: ParseError, inBody: boolean, origin: string, last?: IncomingMessage): readonly [number, ErrorCode, string, Arrival?] {
+function unparsed(err: ParseError, inBody: boolean, origin: string, last?: IncomingMessage): readonly [number, ErrorCode, string, (Arrival | undefined)?] {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request took too long to arrive. Send it again.'];
   if (inBody) {
     // Trailer fields are fields too (RFC 9110, section 6.5), counted against node:http's header
