@@ -472,17 +472,17 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     const started = performance.now();
     const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
     const watch: BodyWatch = {};
+    const coding = rawHeader(req.rawHeaders, 'Transfer-Encoding');
+    // RFC 9112 (section 6.1): a Transfer-Encoding in HTTP/1.0 makes the framing faulty, and the
+    // connection closes after the answer, whatever it is; node:http would read the body by it.
+    const faulty = coding !== null && Number(req.httpVersion) < 1.1;
+    if (faulty) {
+      res.setHeader('Connection', 'close');
+      faultyFraming.add(req.socket);
+    }
     let reply: Reply | Promise<Reply>;
     try {
       const request = incoming(req, origin, watch);
-      const coding = request.header('Transfer-Encoding');
-      // RFC 9112 (section 6.1): a Transfer-Encoding in HTTP/1.0 makes the framing faulty, and the
-      // connection closes after the answer; node:http would read the body by it.
-      const faulty = coding !== null && Number(req.httpVersion) < 1.1;
-      if (faulty) {
-        res.setHeader('Connection', 'close');
-        faultyFraming.add(req.socket);
-      }
       // A 400, not RFC 9110's 505 (section 15.6.6): no input gets a 5xx, which clients retry (docs/decisions.md).
       const problem = req.httpVersionMajor > 1
         ? UNSUPPORTED_VERSION

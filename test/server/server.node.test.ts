@@ -189,8 +189,13 @@ describe('startReferenceServer', () => {
         message: 'An HTTP/1.0 request cannot carry a Transfer-Encoding (RFC 9112, section 6.1). Send HTTP/1.1, or the body with a Content-Length.',
       });
     }
+    // A target no URL can be made of gets its own 400, and the connection closes too.
+    const unreadable = `POST http:///v1/pets HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}GET /v1/pets HTTP/1.0\r\nHost: x\r\n\r\n`;
+    const answer = await raw(running.url, unreadable, false);
+    expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 400']);
+    expect(answer).toMatch(/^connection: close\r?$/im);
     expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
-    expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', 'POST /v1/pets 400']);
+    expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', 'POST /v1/pets 400', 'POST ? 400']);
   });
 
   it('a POST whose Content-Length announces more than 1 MiB answers 413 before its body is sent', async () => {
