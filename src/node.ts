@@ -262,8 +262,9 @@ interface RequestLine {
  * announced; without such a blank line, at the packet's start (the request began there, or in an
  * earlier packet, whose header lines, like the tail of a body that came in two packets, seldom
  * begin with a method and a space). Words in a body in the packet are never taken for it: a blank
- * line in a body would pass for the end of `last`'s head, so that head must hold `last`'s request line. The line begins with a method node:http knows and a space (one
- * that failed before its method's space is `HPE_INVALID_METHOD`); else `undefined`.
+ * line in a body would pass for the end of `last`'s head, so that head must hold `last`'s request
+ * line. The line begins with a method node:http knows and a space (one that failed before its
+ * method's space is `HPE_INVALID_METHOD`); else `undefined`.
  */
 function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseError, last?: IncomingMessage): RequestLine | undefined {
   const packet = rawPacket?.toString('latin1') ?? '';
@@ -287,10 +288,10 @@ function requestLine({ rawPacket, bytesParsed = rawPacket?.length ?? 0 }: ParseE
 
 /**
  * The 414 of a request whose target passed node:http's header limit, however long its path and
- * query (its message then blames the authority or the fragment when the rest is short), or `undefined` when the
- * headers passed it (431). Node checks one limit for
- * both; the packet it failed on shows the request line when the request came in one piece. Node
- * counts the target first, so a failure before its end is the target alone past the limit;
+ * query (its message then blames the authority or the fragment when the rest is short), or
+ * `undefined` when the headers passed it (431). Node checks one limit for both; the packet it
+ * failed on shows the request line when the request came in one piece. Node counts the target
+ * first, so a failure before its end is the target alone past the limit;
  * otherwise the target is measured as `serve` measures it, by its URL's path and query (an
  * absolute-form target's scheme and authority not counted, its empty path counted as `/`). The
  * request is what the journal needs: its method, and its URL when the packet also holds all its
@@ -307,7 +308,8 @@ function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, o
   if (bytesParsed <= end ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
   if (bytesParsed <= end) {
     // A target whose path and query are no longer than the server reads: what passed the limit is
-    // an absolute-form target's authority, or a fragment, which a client sends none of (RFC 9112, section 3.2).
+    // an absolute-form target's authority, or a fragment, which a client sends none of (RFC 9112,
+    // section 3.2).
     const authority = AUTHORITY.exec(target)?.[0].length ?? 0;
     const fragment = target.includes('#') ? target.length - target.indexOf('#') : 0;
     if (target.length - authority - fragment <= MAX_TARGET_LENGTH) {
