@@ -216,6 +216,41 @@ async function lastRequestHeld() {
   return { prefix, connection, other, warnings, held: held as { release: () => void }, inspector };
 }
 /**
+ * Three processes of a fresh key, each counted three on Redis; the third (returned, with its
+ * connection) was told of a window of `limit` that has reset since, so the next one's budget is unknown.
+ */
+async function thirdAfterReset(limit: number) {
+  const prefix = fresh();
+  await warmProcessOf(prefix);
+  await warmProcessOf(prefix);
+  const third = await warmProcessOf(prefix);
+  await third.coordinator.observe(answered(1, 1_000, limit));
+  advanceClocks(1_050);
+  return { prefix, ...third };
+}
+let holds = 0;
+/**
+ * Holds on Redis every command `connection` sends from now on, behind a BLPOP of a list nobody
+ * pushes to: that process's link to Redis is slow, the others' and its pub/sub are not. `queued()`
+ * says whether a command waits behind the hold; `end()` lets them run, in order.
+ */
+async function holdCommands(connection: Awaited<ReturnType<typeof connect>>) {
+  const inspector = await connect(redis.url);
+  connections.push(inspector);
+  const list = `hold:${++holds}`;
+  const id = String(await connection.clientId());
+  const seen = async () => String(await inspector.sendCommand(['CLIENT', 'LIST', 'ID', id]));
+  const held = connection.blPop(list, 0);
+  expect(await until(async () => / flags=b /.test(await seen()))).toBe(true);
+  return {
+    queued: async () => Number(/ qbuf=(\d+) /.exec(await seen())?.[1]) > 0,
+    end: async () => {
+      await inspector.lPush(list, 'go');
+      await held;
+    },
+  };
+}
+/**
  * How far this process's clocks are from the real ones: `Date.now()` by `date`, `performance.now()`
  * by `monotonic` (what the coordinator's own pauses and leases run on). Back to the real ones after each test.
  */
@@ -627,6 +662,20 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect((await scripts()) - before).toBeLessThanOrEqual(2);
   });
 
+  it('a slot this process gives back while its next decision is on its way to Redis: that decision, busy behind the slot, says to ask again at once, since the wake-up the release made has passed', async () => {
+    const prefix = fresh();
+    const { connection, coordinator } = await coordinatorOf(prefix, { commandTimeoutMs: 10_000 });
+    const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    const hold = await holdCommands(connection);
+    const next = coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    // Redis has the decision (held), then the release: it decides before the slot is given back.
+    expect(await until(hold.queued)).toBe(true);
+    (probe as { release: () => void }).release();
+    await hold.end();
+    expect(await next).toEqual({ kind: 'busy', waitMs: 0 });
+  });
+
   it('Redis slow: a 429 observed meanwhile still blocks every process once Redis runs it, until the window it announced ends', async () => {
     const { slow, other, caughtUp } = await slowRedis(1_500);
     await slow.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
@@ -669,6 +718,24 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     held.forEach((release) => release());
     expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
     await inspector.ping();
+  });
+
+  it('Redis slow: a 429 met while a process falls back with a request in flight: its next call is told of the block, for the 429\'s wait, not to wait behind the request in flight', async () => {
+    const { slow, caughtUp } = await slowRedis(600, 50);
+    const held = await slow.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    await slow.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    expect(await slow.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', banned: false });
+    (held as { release: () => void }).release();
+    await caughtUp();
+  });
+
+  it('Redis slow: a process with throttle off that falls back still sends its calls side by side, as on Redis; only a 429 would hold them back', async () => {
+    const { slow, caughtUp } = await slowRedis(600, 50);
+    const decisions = [await slow.acquire({ throttle: false, leaseMs: 60_000 }), await slow.acquire({ throttle: false, leaseMs: 60_000 })];
+    expect(decisions.map((d) => d.kind)).toEqual(['granted', 'granted']);
+    for (const decision of decisions) (decision as { release: () => void }).release();
+    await caughtUp();
   });
 
   it('Redis slow: a request a process sends while falling back counts among the slots in flight on Redis once Redis runs again, until it is given back', async () => {
@@ -823,6 +890,18 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     held.release();
     await connection.ping(); // the release has run
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
+  });
+
+  it('Redis wiped while a process holds the last request left, and another records an answer and asks for a slot at once: the answer\'s reply tells it of the loss while its decision is on its way, so the slot Redis grants it on the window just recorded goes back, and the request is not granted twice', async () => {
+    const { connection, other, held, inspector } = await lastRequestHeld();
+    await inspector.flushAll();
+    // One connection: Redis runs the observation first, and its reply, which finds the state lost, comes first.
+    const recorded = other.observe(answered(1, 50_000));
+    const decision = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    await recorded;
+    expect(decision.kind).not.toBe('granted');
+    held.release();
+    await connection.ping();
   });
 
   it('Redis evicts the slots in flight and keeps the state (maxmemory-policy volatile-ttl takes the key that expires first, the slots\'): the holder of the last request left gives its slot back, so it is not granted again (before: granted to another process, one request over the budget for each slot evicted)', async () => {
@@ -1094,6 +1173,67 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(sent).toBe(before + 1);
     expect(sentFalling.slice(before)).toEqual([false]);
     await inspector.ping();
+  });
+
+  it('Redis slow after the known window reset: a process whose last limit equals the number of processes sends its one probe while falling back (one from each is no more than the limit)', async () => {
+    const { connection, coordinator } = await thirdAfterReset(3);
+    const hold = await holdCommands(connection);
+    try {
+      const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(probe.kind).toBe('granted');
+      (probe as { release: () => void }).release();
+    } finally {
+      await hold.end();
+    }
+  });
+
+  it('Redis restarted empty while a process falls back after the known window reset: the first process back is counted alone, yet the one still falling back keeps counting three, and sends no probe on a last limit of 2', async () => {
+    const { prefix, connection, coordinator } = await thirdAfterReset(2);
+    let sent = 0;
+    const client = new PetStoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch: async () => (sent++, Response.json([])), coordinator, logLevel: 'off', maxRetryDelay: 0 });
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const hold = await holdCommands(connection);
+    try {
+      // Its link to Redis slow: it falls back, and a probe from each of three could be 3 requests on 2.
+      await expect(client.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+      await inspector.flushAll();
+      // A process that knew nothing decides first on the empty Redis: it is counted alone, and probes.
+      const { coordinator: first } = await coordinatorOf(prefix);
+      const probe = await first.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(probe.kind).toBe('granted');
+      // Its release, published after its grant, wakes the process still falling back: it has heard both.
+      const heard = coordinator.changed();
+      (probe as { release: () => void }).release();
+      await heard;
+      await expect(client.listPets()).rejects.toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+      expect(sent).toBe(0);
+    } finally {
+      await hold.end();
+    }
+  });
+
+  it('Redis slow for one process after the known window reset: the probe it sends while falling back is taken on Redis beside another process\'s probe in flight, so once that probe\'s answer says 1 is left, Redis does not grant it again', async () => {
+    const prefix = fresh();
+    const { coordinator: other } = await warmProcessOf(prefix);
+    const { connection, coordinator: fallen } = await warmProcessOf(prefix);
+    // A limit of 2 for two processes: each may probe the next window.
+    await other.observe(answered(1, 1_000, 2));
+    expect(await until(() => fallen.getSnapshot()?.limit === 2)).toBe(true);
+    advanceClocks(1_050);
+    const probe = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    const hold = await holdCommands(connection);
+    const sent = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    // Its link stays slow past any deadline a decision would carry; then Redis runs what it sent.
+    advanceClocks(1_000);
+    await hold.end();
+    await connection.ping();
+    await other.observe(answered(1, 50_000, 2));
+    (probe as { release: () => void }).release();
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    (sent as { release: () => void }).release();
   });
 
   it('Redis slow while the share of a falling-back process is spent: a patient call asks Redis again each second and is sent once it answers, not refused for the whole window', async () => {
