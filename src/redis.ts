@@ -796,12 +796,16 @@ class Shared implements RateLimitCoordinator {
     return { take, hold, release };
   }
 
-  /** What Redis last said of the processes sharing the key and the slots in flight, for the window known now. */
-  #count(processes: number, inFlight: number): void {
+  /**
+   * What Redis last said of the processes sharing the key and the slots in flight, for the window
+   * known now: in a reply to this process's decision, or `heard` in another process's grant.
+   */
+  #count(processes: number, inFlight: number, heard = false): void {
     if (Number.isFinite(processes) && Number.isFinite(inFlight)) {
-      // While this process falls back, the count only grows: a Redis restarted empty counts the
-      // first process back alone, while the others still fall back.
-      if (this.#failedAt !== undefined && this.#peers) processes = Math.max(processes, this.#peers.processes);
+      // A count heard only raises this process's own; its decisions set it. A Redis restarted
+      // empty counts the first process back alone: the others, which heard that before deciding
+      // (or while they fell back), took 1, and each probed a reset window of 2 beside it.
+      if (heard && this.#peers) processes = Math.max(processes, this.#peers.processes);
       // The fallback's window moves with a step of this machine's clock; what is left of it does not.
       const now = this.#fallback.now();
       const resetAt = this.#fallback.window()?.resetAt;
@@ -1040,7 +1044,7 @@ class Shared implements RateLimitCoordinator {
   #receive(message: string, seen?: Seen, sentAt?: number): void {
     const [what, epoch, seq, inFlight, processes] = message.split(',');
     if (what === 'slots' || what === 'released') {
-      if (this.#current(Number(epoch), Number(seq))) this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight));
+      if (this.#current(Number(epoch), Number(seq))) this.#count(Number(processes ?? this.#peers?.processes ?? 1), Number(inFlight), true);
       if (what === 'slots') return;
     } else this.#adopt(message, seen, sentAt);
     this.wake();

@@ -1213,6 +1213,36 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('Redis restarted empty after the known window reset: processes that only heard the first one back (counted alone) still count three when Redis is slow next, and send no probe beside its own on a last limit of 2 (before: each took that count of 1, and three probes went into a window of 2)', async () => {
+    const prefix = fresh();
+    const { coordinator: first } = await warmProcessOf(prefix);
+    const { coordinator: b } = await warmProcessOf(prefix);
+    const { coordinator: c } = await warmProcessOf(prefix);
+    // Each counts three processes; a window of limit 2, which resets.
+    await c.observe(answered(1, 1_000, 2));
+    expect(await until(() => first.getSnapshot()?.limit === 2 && b.getSnapshot()?.limit === 2)).toBe(true);
+    advanceClocks(1_050);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.flushAll();
+    // The first process back is counted alone, and probes the new window; its probe meets a 503
+    // that says nothing of the budget, and its retry probes again. The others hear all of it.
+    const probe = await first.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    const heard = Promise.all([b.changed(), c.changed()]);
+    await first.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    (probe as { release: () => void }).release();
+    await heard;
+    const retry = await first.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(retry.kind).toBe('granted');
+    // Redis slow: the two others fall back, each still one of three on a last limit of 2.
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const decisions = await Promise.all([b.acquire({ throttle: true, leaseMs: 60_000 }), c.acquire({ throttle: true, leaseMs: 60_000 })]);
+    expect(decisions.map((d) => d.kind)).toEqual(['spent', 'spent']);
+    (retry as { release: () => void }).release();
+    await inspector.ping();
+  });
+
   it('Redis slow for one process after the known window reset: the probe it sends while falling back is taken on Redis beside another process\'s probe in flight, so once that probe\'s answer says 1 is left, Redis does not grant it again', async () => {
     const prefix = fresh();
     const { coordinator: other } = await warmProcessOf(prefix);
