@@ -605,6 +605,11 @@ class Shared implements RateLimitCoordinator {
    * then, which ends at `until` (on `performance.now()`).
    */
   #peers: { processes: number; inFlight: number; until: number } | undefined;
+  /**
+   * Until when Redis counts this process among the key's (on `performance.now()`): `PROCESS_TTL_MS`
+   * from its last decision there, unless the state it decided in was lost since.
+   */
+  #countedUntil = -Infinity;
   readonly #fallback = new MemoryCoordinator();
   readonly #changes = new Signal();
   readonly #listeners = new Set<(state: RateLimitState | undefined) => void>();
@@ -748,6 +753,7 @@ class Shared implements RateLimitCoordinator {
       }
       this.#answered();
       this.#count(processes, inFlight);
+      this.#countedUntil = sentAt + PROCESS_TTL_MS;
       if (kind === 0) {
         hold(probe === 1);
         return { throttle, decision: { kind: 'granted', release } };
@@ -829,7 +835,10 @@ class Shared implements RateLimitCoordinator {
     // of the limit is left to the others, so that ten or fifty processes falling back together
     // stay within it. Redis, once it answers, hands out the rest.
     const peers = this.#peers;
-    const processes = peers?.processes ?? 1;
+    // Counts heard once Redis counts this process no more (its last decision there a minute old,
+    // or in a state lost since) leave it out: one back after a minute probed a reset window of 3
+    // beside the three others it had heard of.
+    const processes = peers ? peers.processes + (this.#countedUntil > performance.now() ? 0 : 1) : 1;
     const counted = peers ? processes - 1 + (peers.until > performance.now() ? peers.inFlight : 0) : 0;
     const reserve = Math.max(counted, Math.floor((this.#fallback.window()?.limit ?? 0) / 2));
     if (request.throttle && !this.#fallback.blocked(now)) {
@@ -1094,6 +1103,8 @@ class Shared implements RateLimitCoordinator {
     if (known > 0) this.#lostEpochs.add(known);
     this.#epoch = epoch;
     this.#seq = seq;
+    // The processes counted in a lost state are lost with it.
+    this.#countedUntil = -Infinity;
     const now = this.#fallback.now();
     if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.window()?.resetAt ?? 0) > now)) {
       this.#lost();

@@ -1243,6 +1243,26 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await inspector.ping();
   });
 
+  it('Redis slow after the known window reset, for a process Redis counts no more (its last decision there over a minute ago, or in a state Redis lost since): the counts it heard leave it out, so it counts itself on top of them, and sends no probe beside the three others on a last limit of 3 (before: 4 probes on 3)', async () => {
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    for (const forget of [async () => advanceClocks(61_000), () => inspector.flushAll()]) {
+      const prefix = fresh();
+      const { coordinator: back } = await warmProcessOf(prefix);
+      await forget();
+      const others = [(await warmProcessOf(prefix)).coordinator, (await warmProcessOf(prefix)).coordinator, (await warmProcessOf(prefix)).coordinator];
+      await others[0]!.observe(answered(1, 1_000, 3));
+      expect(await until(() => [back, ...others].every((coordinator) => coordinator.getSnapshot()?.limit === 3))).toBe(true);
+      advanceClocks(1_050);
+      await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+      // Each falls back; a probe from each of the four could be 4 requests on 3.
+      const decisions = await Promise.all([back, ...others].map((coordinator) => coordinator.acquire({ throttle: true, leaseMs: 60_000 })));
+      expect(decisions.map((d) => d.kind)).toEqual(['spent', 'granted', 'granted', 'granted']);
+      for (const decision of decisions) if (decision.kind === 'granted') decision.release();
+      await inspector.ping();
+    }
+  });
+
   it('Redis slow for one process after the known window reset: the probe it sends while falling back is taken on Redis beside another process\'s probe in flight, so once that probe\'s answer says 1 is left, Redis does not grant it again', async () => {
     const prefix = fresh();
     const { coordinator: other } = await warmProcessOf(prefix);
