@@ -215,6 +215,15 @@ async function lastRequestHeld() {
   connections.push(inspector);
   return { prefix, connection, other, warnings, held: held as { release: () => void }, inspector };
 }
+/** Two processes of a fresh key; the first (its connection given) was told 2 of 2 are left for 50 s, and the second has heard it. */
+async function twoLeftOfTwo() {
+  const prefix = fresh();
+  const { connection, coordinator: first } = await warmProcessOf(prefix);
+  const { coordinator: second } = await warmProcessOf(prefix);
+  await first.observe(answered(2, 50_000, 2));
+  expect(await until(() => second.getSnapshot()?.remaining === 2)).toBe(true);
+  return { prefix, connection, first, second };
+}
 /**
  * Three processes of a fresh key, each counted three on Redis; the third (returned, with its
  * connection) was told of a window of `limit` that has reset since, so the next one's budget is unknown.
@@ -467,11 +476,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   it('Redis slow just after a process gave back a slot unanswered: neither that process nor another, falling back, sends on the remaining that did not take it yet', async () => {
     // Limit 2, both left: the request that timed out may still be counted, so one is left, and
     // each process leaves one to the other when it falls back: neither may send.
-    const prefix = fresh();
-    const { connection, coordinator: a } = await warmProcessOf(prefix);
-    const { coordinator: b } = await warmProcessOf(prefix);
-    await a.observe(answered(2, 50_000, 2));
-    expect(await until(() => b.getSnapshot()?.remaining === 2)).toBe(true);
+    const { connection, first: a, second: b } = await twoLeftOfTwo();
     const slot = await a.acquire({ throttle: true, leaseMs: 60_000 });
     expect(slot.kind).toBe('granted');
     (slot as { release: (unanswered?: boolean) => void }).release(true);
@@ -902,6 +907,28 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(decision.kind).not.toBe('granted');
     held.release();
     await connection.ping();
+  });
+
+  it('Redis wiped while a process holds a request its fallback granted (its link to Redis was slow): it gives that slot back to Redis too, so another process is granted only what that request leaves', async () => {
+    const { prefix, connection, first: holder, second: other } = await twoLeftOfTwo();
+    const hold = await holdCommands(connection);
+    const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    await hold.end();
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    // Redis has taken the fallback's slot (the holder's commands ran), and then loses it.
+    await connection.ping();
+    expect(await inFlightOnRedis(inspector, prefix)).toBe(1);
+    await inspector.flushAll();
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+    advanceClocks(1_100);
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
+    const first = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    expect([first.kind, (await other.acquire({ throttle: true, leaseMs: 60_000 })).kind]).toEqual(['granted', 'busy']);
+    (first as { release: () => void }).release();
+    (held as { release: () => void }).release();
   });
 
   it('Redis evicts the slots in flight and keeps the state (maxmemory-policy volatile-ttl takes the key that expires first, the slots\'): the holder of the last request left gives its slot back, so it is not granted again (before: granted to another process, one request over the budget for each slot evicted)', async () => {
