@@ -667,18 +667,31 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect((await scripts()) - before).toBeLessThanOrEqual(2);
   });
 
-  it('a slot this process gives back while its next decision is on its way to Redis: that decision, busy behind the slot, says to ask again at once, since the wake-up the release made has passed', async () => {
+  it('a slot this process gives back while its next decision is on its way to Redis: that decision, busy behind the slot, says to ask again at once, since the wake-up the release made has passed, and a call queued behind it asks Redis itself and is granted', async () => {
     const prefix = fresh();
     const { connection, coordinator } = await coordinatorOf(prefix, { commandTimeoutMs: 10_000 });
     const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(probe.kind).toBe('granted');
     const hold = await holdCommands(connection);
     const next = coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    const behind = coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     // Redis has the decision (held), then the release: it decides before the slot is given back.
     expect(await until(hold.queued)).toBe(true);
     (probe as { release: () => void }).release();
     await hold.end();
     expect(await next).toEqual({ kind: 'busy', waitMs: 0 });
+    const granted = await behind;
+    expect(granted.kind).toBe('granted');
+    (granted as { release: () => void }).release();
+  });
+
+  it('the waiters of one process share a refusal only with their own throttle: a call with throttle off queued behind a throttled call\'s decision asks Redis itself, and goes beside the probe in flight', async () => {
+    const { coordinator } = await coordinatorOf(fresh());
+    const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    const decisions = await Promise.all([coordinator.acquire({ throttle: true, leaseMs: 60_000 }), coordinator.acquire({ throttle: false, leaseMs: 60_000 })]);
+    expect(decisions.map((d) => d.kind)).toEqual(['busy', 'granted']);
+    for (const decision of [probe, decisions[1]!]) (decision as { release: () => void }).release();
   });
 
   it('Redis slow: a 429 observed meanwhile still blocks every process once Redis runs it, until the window it announced ends', async () => {
