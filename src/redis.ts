@@ -192,6 +192,7 @@ const FORMAT = '1';
  */
 const ACQUIRE = `${NOW}
 ${LATE('ARGV[4]', "{4, now, 0, '', 0, 0}")}
+local counted = redis.call('EXISTS', KEYS[3])
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[6]), ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 ${SET_TTL('KEYS[3]')}
@@ -201,7 +202,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 ${SET_TTL('KEYS[4]')}
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local slots = redis.call('EXISTS', KEYS[2])
-local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered', 'probeAt')
+local s = redis.call('HMGET', KEYS[1], 'announced', 'limit', 'remaining', 'resetAt', 'blockedUntil', 'bannedUntil', 'epoch', 'unanswered', 'probeAt', 'processesUntil')
 local announced = tonumber(s[1]) or 0
 local limit = tonumber(s[2]) or 0
 local remaining = tonumber(s[3]) or 0
@@ -211,7 +212,15 @@ local bannedUntil = tonumber(s[6]) or 0
 local epoch = s[7]
 local unanswered = tonumber(s[8]) or 0
 ${SLOTS_LOST('KEYS[1]')}
+-- The processes set missing while its last entry should still count: evicted with the state kept.
+-- The processes counted before still count themselves in it, beside the ranks it hands out again:
+-- a new epoch tells them they are counted no more.
+if epoch and counted == 0 and (tonumber(s[10]) or 0) > now then
+  lost = true
+  epoch = nil
+end
 ${EPOCH('KEYS[1]')}
+redis.call('HSET', KEYS[1], 'processesUntil', now + tonumber(ARGV[6]))
 local seq = ${SEQ('KEYS[1]')}
 local state = ${STATE}
 if lost then redis.call('PUBLISH', ARGV[7], state) end

@@ -1303,6 +1303,24 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     }
   });
 
+  it('Redis evicts the processes set and keeps the state, then is slow after the known window reset: the processes that decided before the eviction count themselves on top of the three back since, and send no probe beside theirs on a last limit of 3 (before: they kept counting three, the others were told 1, 2 and 3, and six probes went into a window of 3)', async () => {
+    const prefix = fresh();
+    const before = [(await warmProcessOf(prefix)).coordinator, (await warmProcessOf(prefix)).coordinator, (await warmProcessOf(prefix)).coordinator];
+    const { inspector, base } = await keyOnRedis(prefix);
+    await inspector.del(`${base}:processes`); // what an eviction does to it
+    const since = [(await warmProcessOf(prefix)).coordinator, (await warmProcessOf(prefix)).coordinator, (await warmProcessOf(prefix)).coordinator];
+    const all = [...before, ...since];
+    await since[2]!.observe(answered(1, 1_000, 3));
+    expect(await until(() => all.every((coordinator) => coordinator.getSnapshot()?.limit === 3))).toBe(true);
+    advanceClocks(1_050);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    // Each falls back; a probe from each of the six could be 6 requests on 3.
+    const decisions = await Promise.all(all.map((coordinator) => coordinator.acquire({ throttle: true, leaseMs: 60_000 })));
+    for (const decision of decisions) if (decision.kind === 'granted') decision.release();
+    expect(decisions.map((d) => d.kind)).toEqual(['spent', 'spent', 'spent', 'granted', 'granted', 'granted']);
+    await inspector.ping();
+  });
+
   it('Redis slow for one process after the known window reset: the probe it sends while falling back is taken on Redis beside another process\'s probe in flight, so once that probe\'s answer says 1 is left, Redis does not grant it again', async () => {
     const prefix = fresh();
     const { coordinator: other } = await warmProcessOf(prefix);
