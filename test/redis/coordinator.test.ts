@@ -237,6 +237,19 @@ async function thirdAfterReset(limit: number) {
   advanceClocks(1_050);
   return { prefix, ...third };
 }
+/**
+ * Two processes of a fresh key told of a window of limit 2 that has reset since (each may probe
+ * the next one); the second ("fallen") with its connection, to make its link to Redis slow.
+ */
+async function twoAfterResetOfTwo() {
+  const prefix = fresh();
+  const { coordinator: other } = await warmProcessOf(prefix);
+  const { connection, coordinator: fallen } = await warmProcessOf(prefix);
+  await other.observe(answered(1, 1_000, 2));
+  expect(await until(() => fallen.getSnapshot()?.limit === 2)).toBe(true);
+  advanceClocks(1_050);
+  return { connection, other, fallen };
+}
 let holds = 0;
 /**
  * Holds on Redis every command `connection` sends from now on, behind a BLPOP of a list nobody
@@ -1322,13 +1335,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis slow for one process after the known window reset: the probe it sends while falling back is taken on Redis beside another process\'s probe in flight, so once that probe\'s answer says 1 is left, Redis does not grant it again', async () => {
-    const prefix = fresh();
-    const { coordinator: other } = await warmProcessOf(prefix);
-    const { connection, coordinator: fallen } = await warmProcessOf(prefix);
-    // A limit of 2 for two processes: each may probe the next window.
-    await other.observe(answered(1, 1_000, 2));
-    expect(await until(() => fallen.getSnapshot()?.limit === 2)).toBe(true);
-    advanceClocks(1_050);
+    const { connection, other, fallen } = await twoAfterResetOfTwo();
     const probe = await other.acquire({ throttle: true, leaseMs: 60_000 });
     expect(probe.kind).toBe('granted');
     const hold = await holdCommands(connection);
@@ -1342,6 +1349,23 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (probe as { release: () => void }).release();
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
     (sent as { release: () => void }).release();
+  });
+
+  it('Redis slow for one process after the known window reset: the probe it sends while falling back, released unanswered (a timeout), holds the next probe back on Redis as one granted there does, so another process does not probe again at once (before: given back as a plain slot, and the other probed at once)', async () => {
+    const { connection, other, fallen } = await twoAfterResetOfTwo();
+    const hold = await holdCommands(connection);
+    const sent = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    (sent as { release: (unanswered?: boolean) => void }).release(true);
+    await hold.end();
+    await connection.ping(); // Redis has run the probe's slot and its release
+    // A wait of 0 asks again at once: the release's message reached it while its script ran.
+    let next = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    for (let i = 0; i < 10 && next.kind !== 'granted' && next.waitMs === 0; i++) next = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    if (next.kind === 'granted') next.release();
+    expect(next.kind).toBe('lost');
+    expect((next as { waitMs: number }).waitMs).toBeGreaterThan(0);
+    expect((next as { waitMs: number }).waitMs).toBeLessThanOrEqual(500);
   });
 
   it('Redis slow while the share of a falling-back process is spent: a patient call asks Redis again each second and is sent once it answers, not refused for the whole window', async () => {
