@@ -28,6 +28,10 @@ function run(args: string[]) {
   return { child, waitFor, exit, out: () => stdout, err: () => stderr };
 }
 
+/** Sets or moves the clock of a server started with --admin (`url` is its /v1 URL). */
+const clock = (url: string, body: object) =>
+  fetch(new URL('/_admin/clock', url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
 describe('petstore-server CLI', () => {
   let child: ChildProcessWithoutNullStreams | undefined;
   afterEach(() => {
@@ -68,9 +72,8 @@ describe('petstore-server CLI', () => {
     child = cli.child;
     const [, url] = await cli.waitFor(/listening on (\S+)/);
     await cli.waitFor(/Admin API: http:\/\/127\.0\.0\.1:\d+\/_admin\//);
-    const clock = (body: object) => fetch(new URL('/_admin/clock', url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     // At the start of a minute, so the requests below cannot straddle two windows of the real clock.
-    expect((await clock({ set: '2027-01-01T00:00:00Z' })).status).toBe(200);
+    expect((await clock(url!, { set: '2027-01-01T00:00:00Z' })).status).toBe(200);
     const send = () => fetch(`${url}/pets`, { headers: { Authorization: 'Bearer cli-ban-key' } });
     const ok = await send();
     const limited = await send();
@@ -81,7 +84,7 @@ describe('petstore-server CLI', () => {
     await cli.waitFor(/^\S+Z key cli-… banned until \S+Z for sending while told to wait$/m);
     await cli.waitFor(/GET \/v1\/pets 429 api_key_banned /);
     // The ban ends when the clock passes it: moved through the admin API, the log says so.
-    expect((await clock({ advanceMs: 15 * 60_000 })).status).toBe(200);
+    expect((await clock(url!, { advanceMs: 15 * 60_000 })).status).toBe(200);
     await cli.waitFor(/^\S+Z key cli-… is no longer banned$/m);
     expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
@@ -108,6 +111,37 @@ describe('petstore-server CLI', () => {
       requestId: response.headers.get('X-Request-Id'),
       durationMs: expect.any(Number),
     });
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
+  it('the text log reads "dropped" for a connection cut by a fault and "truncated" for a body cut halfway', async () => {
+    for (const [kind, outcome] of [['drop', 'dropped'], ['truncate', '200 truncated']] as const) {
+      const cli = run(['--port', '0', '--fault-rate', '1', '--fault-kinds', kind]);
+      child = cli.child;
+      const [, url] = await cli.waitFor(/listening on (\S+)/);
+      const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } }).catch(() => undefined);
+      await response?.text().catch(() => {});
+      await cli.waitFor(new RegExp(`^\\S+Z GET /v1/pets ${outcome} \\d+\\.\\dms req=\\w+$`, 'm'));
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit()).toBe(0);
+    }
+  });
+
+  it('--log-format json prints a key_banned line when a key is banned and a ban_ended line when the ban ends, with the key\'s label only', async () => {
+    const cli = run(['--port', '0', '--admin', '--log-format', 'json', '--key', 'cli-ban-key:enterprise:1:100']);
+    child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (http:[^"\s]+)/);
+    // At the start of a minute, so the requests below cannot straddle two windows of the real clock.
+    expect((await clock(url!, { set: '2027-01-01T00:00:00Z' })).status).toBe(200);
+    for (let i = 0; i < 8; i++) await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer cli-ban-key' } }); // 1 ok, 1 limited, 5 strikes, banned
+    const [banned] = await cli.waitFor(/^\{"event":"key_banned".*\}$/m);
+    const ban = JSON.parse(banned);
+    expect(ban).toEqual({ event: 'key_banned', time: expect.stringMatching(/^2027-01-01T00:00:\d\d\.\d{3}Z$/), key: 'cli-…', until: expect.stringMatching(/^2027-01-01T00:\d\d:\d\d\.\d{3}Z$/) });
+    expect((await clock(url!, { advanceMs: 15 * 60_000 })).status).toBe(200);
+    const [ended] = await cli.waitFor(/^\{"event":"ban_ended".*\}$/m);
+    expect(JSON.parse(ended)).toEqual({ event: 'ban_ended', time: expect.stringMatching(/Z$/), key: 'cli-…', until: ban.until });
+    expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
   });
@@ -238,6 +272,9 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
     expect(cli.out()).toContain('Usage: petstore-server [options]');
     expect(cli.out()).toContain('--key KEY[:PLAN]');
+    // The lists come from the code: each plan and each fault kind, named.
+    expect(cli.out()).toContain('PLAN is free, pro, business (default free)');
+    expect(cli.out()).toContain('Comma-separated: latency,error,drop,truncate (default all)');
   });
 
   it.each([
@@ -263,7 +300,9 @@ describe('petstore-server CLI', () => {
     [['--pets', '2', '--seed', '3'], /--pets and --seed are the same flag/],
     [['--pets', 'many'], /--pets must be a whole number/],
     [['--log-format', 'xml'], /--log-format must be text or json/],
-    [['--nope'], /Unknown option/],
+    [['--nope'], /Unknown option '--nope'\n/],
+    [['--quiet=yes'], /^petstore-server: Option '--quiet' does not take an argument\n/],
+    [['--port', '0', 'extra'], /^petstore-server: Unexpected argument 'extra'/],
     [['--prot', '4010'], /Unknown option '--prot' \(did you mean --port\?\)\.\n/],
     [['--fault-rat', '0.5'], /Unknown option '--fault-rat' \(did you mean --fault-rate\?\)\.\n/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
