@@ -52,9 +52,9 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
-  it('--pets N starts with N generated pets, --seed N is its alias, and GET / points at /v1 with a 404', async () => {
-    for (const flag of ['--pets', '--seed']) {
-      const cli = run(['--port', '0', '--quiet', flag, '4']);
+  it('--pets N starts with N generated pets, --seed N is its alias (both may be given the same N), and GET / points at /v1 with a 404', async () => {
+    for (const flags of [['--pets', '4'], ['--seed', '4'], ['--pets', '4', '--seed', '4']]) {
+      const cli = run(['--port', '0', '--quiet', ...flags]);
       child = cli.child;
       const [, url] = await cli.waitFor(/listening on (\S+)/);
       const pets = await (await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } })).json();
@@ -144,6 +144,25 @@ describe('petstore-server CLI', () => {
     expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
+  });
+
+  it('--fault-rate takes a share such as 0.25 or .25, and --fault-seed picks the draw: the default seed (1) again gives the same faults, another seed others', async () => {
+    const draw = async (args: string[]) => {
+      const cli = run(['--port', '0', '--quiet', '--fault-kinds', 'error', ...args]);
+      child = cli.child;
+      const [, url] = await cli.waitFor(/listening on (\S+)/);
+      let statuses = '';
+      for (let i = 0; i < 16; i++) statuses += (await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } })).status === 503 ? 'F' : '.';
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit()).toBe(0);
+      return statuses;
+    };
+    const unseeded = await draw(['--fault-rate', '0.25']);
+    expect(unseeded).toMatch(/F/);
+    expect(unseeded).toMatch(/\./);
+    expect(await draw(['--fault-rate', '.25', '--fault-seed', '1'])).toBe(unseeded);
+    // The largest seed the flag takes (its message says so) starts the server too.
+    expect(await draw(['--fault-rate', '0.25', '--fault-seed', String(Number.MAX_SAFE_INTEGER)])).not.toBe(unseeded);
   });
 
   it('--log-format json prints one JSON object per request; --admin serves the admin API', async () => {
@@ -279,12 +298,14 @@ describe('petstore-server CLI', () => {
 
   it.each([
     [['--port', 'abc'], /--port must be a whole number/],
-    [['--key', 'k:gold'], /unknown plan "gold"/],
+    [['--key', 'k:gold'], /--key: unknown plan "gold"\. Use free, pro, business, or enterprise:PER_MINUTE:PER_DAY\./],
     [['--key', 'k:enterprise'], /needs a quota/],
+    [['--key', 'k:enterprise:5'], /--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY\./],
     [['--key', 'k:enterprise:0:100'], /--key per-minute quota must be a whole number from 1 to \d+; got "0"\./],
     [['--key', 'k:enterprise:100:many'], /--key per-day quota must be a whole number from 1 to \d+; got "many"\./],
-    [['--key', 'bad key:pro'], /--key: .*printable ASCII without spaces/],
-    [['--key', 'k:pro:300'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:pro:300"/],
+    [['--key', 'bad key:pro'], /--key: every key must be a non-empty string of printable ASCII without spaces\./],
+    // The key itself is never echoed, whatever its length.
+    [['--key', 'secret-key:pro:300'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:pro:300"/],
     [['--key', 'k:enterprise:1:2:3'], /--key must be KEY, KEY:PLAN or KEY:enterprise:PER_MINUTE:PER_DAY; got "<key>:enterprise:1:2:3"/],
     [['--host', ''], /--host must name an interface/],
     [['--fault-rate', '3'], /--fault-rate must be a number from 0 to 1/],
@@ -299,6 +320,9 @@ describe('petstore-server CLI', () => {
     [['--fault-seed', '7'], /--fault-seed has no effect without --fault-rate/],
     [['--pets', '2', '--seed', '3'], /--pets and --seed are the same flag/],
     [['--pets', 'many'], /--pets must be a whole number/],
+    [['--seed', 'many'], /--seed must be a whole number from 0 to 10000000; got "many"\./],
+    [['--pets', '2.5'], /--pets must be a whole number from 0 to 10000000; got "2\.5"\./],
+    [['--port', '65536'], /--port must be a whole number from 0 to 65535; got "65536"\./],
     [['--log-format', 'xml'], /--log-format must be text or json/],
     [['--nope'], /Unknown option '--nope'\n/],
     [['--quiet=yes'], /^petstore-server: Option '--quiet' does not take an argument\n/],
