@@ -141,6 +141,7 @@ describe('petstore-server CLI', () => {
     expect((await clock(url!, { advanceMs: 15 * 60_000 })).status).toBe(200);
     const [ended] = await cli.waitFor(/^\{"event":"ban_ended".*\}$/m);
     expect(JSON.parse(ended)).toEqual({ event: 'ban_ended', time: expect.stringMatching(/Z$/), key: 'cli-…', until: ban.until });
+    expect(JSON.parse(cli.out().split('\n')[1]!)).toMatchObject({ event: 'keys', message: '1 API key accepted' });
     expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
@@ -177,14 +178,25 @@ describe('petstore-server CLI', () => {
     expect(journal.requests).toHaveLength(1);
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
+    // The banner and the shutdown are JSON too, each with its event and the text log's words.
+    const said = cli.out().trim().split('\n').map((text) => JSON.parse(text)).filter((l) => l.event !== 'request');
+    expect(said.map(({ event, message }) => ({ event, message }))).toEqual([
+      { event: 'listening', message: `petstore-server listening on ${url}` },
+      { event: 'keys', message: 'API key: petstore-demo-key (Free plan)' },
+      { event: 'admin', message: `Admin API: ${url!.replace(/\/v1$/, '/_admin/')} (reset, keys, requests, clock)` },
+      { event: 'stopping', message: 'petstore-server: SIGTERM received, shutting down' },
+    ]);
   });
 
-  it('exits 0 on SIGINT too', async () => {
+  it('exits 0 on SIGINT too, saying so; --quiet logs no request, and without --admin the banner names no admin API', async () => {
     const cli = run(['--port', '0', '--quiet']);
     child = cli.child;
+    const [, url] = await cli.waitFor(/listening on (\S+)/);
     await cli.waitFor(/API key: petstore-demo-key \(Free plan\)/);
+    expect((await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer petstore-demo-key' } })).status).toBe(200);
     cli.child.kill('SIGINT');
     expect(await cli.exit()).toBe(0);
+    expect(cli.out()).toBe(`petstore-server listening on ${url}\nAPI key: petstore-demo-key (Free plan)\npetstore-server: SIGINT received, shutting down\n`);
   });
 
   it('accepts a custom Enterprise quota as KEY:enterprise:PER_MINUTE:PER_DAY', async () => {
@@ -284,6 +296,15 @@ describe('petstore-server CLI', () => {
     expect(second.err()).toContain(`Port ${port} is taken (another petstore-server?): pick another with --port N, or --port 0 for a free one.`);
     first.child.kill('SIGTERM');
     expect(await first.exit()).toBe(0);
+  });
+
+  it('a --host that is not an interface of this machine (an address of another, a name that does not resolve) exits 1 saying what to use instead', async () => {
+    for (const host of ['192.0.2.1', 'no-such-host.invalid']) {
+      const cli = run(['--port', '0', '--quiet', '--host', host]);
+      child = cli.child;
+      expect(await cli.exit()).toBe(1);
+      expect(cli.err()).toMatch(new RegExp(`^petstore-server: .*\\n--host ${host.replaceAll('.', '\\.')} is not an interface of this machine: use 127\\.0\\.0\\.1 \\(the default\\), ::1 or localhost\\.\\n$`));
+    }
   });
 
   it('--help prints the usage and exits 0', async () => {
