@@ -259,6 +259,7 @@ describe('petstore-server CLI', () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     for (const flag of ['--version', '-v']) {
       const cli = run([flag]);
+      child = cli.child; // one that started a server instead: afterEach stops it
       expect(await cli.exit()).toBe(0);
       expect(cli.out()).toBe(`petstore-server ${version}\n`);
     }
@@ -309,6 +310,7 @@ describe('petstore-server CLI', () => {
 
   it('--help prints the usage and exits 0', async () => {
     const cli = run(['--help']);
+    child = cli.child; // one that started a server instead: afterEach stops it
     expect(await cli.exit()).toBe(0);
     expect(cli.out()).toContain('Usage: petstore-server [options]');
     expect(cli.out()).toContain('--key KEY[:PLAN]');
