@@ -111,7 +111,7 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
     return n;
   };
   let apiKeys: Record<string, PlanName | Quota> | undefined;
-  for (const spec of values.key ?? []) {
+  for (const [index, spec] of (values.key ?? []).entries()) {
     const [key = '', plan = 'free', perMinute, perDay, ...extra] = spec.split(':');
     const enterprise = plan.toLowerCase() === 'enterprise';
     // A named plan takes no quota after it: `k:pro:300` is misshapen, not an unknown plan.
@@ -121,15 +121,21 @@ function parseCli(argv: string[]): StartReferenceServerOptions & { help: boolean
     // No prototype: a key named `__proto__` is a key like any other, not a prototype to set (the
     // assignment was dropped, and the banner said "0 API keys accepted").
     apiKeys ??= Object.create(null) as Record<string, PlanName | Quota>;
+    let limits: PlanName | Quota;
     if (enterprise) {
       if (perMinute === undefined || perDay === undefined) throw new Error('--key KEY:enterprise needs a quota: KEY:enterprise:PER_MINUTE:PER_DAY.');
-      apiKeys[key] = { perMinute: int('key per-minute quota', perMinute, undefined, 1), perDay: int('key per-day quota', perDay, undefined, 1) };
+      limits = { perMinute: int('key per-minute quota', perMinute, undefined, 1), perDay: int('key per-day quota', perDay, undefined, 1) };
     } else {
       if (!(PLAN_NAMES as string[]).includes(plan.toLowerCase())) {
         throw new Error(`--key: unknown plan "${plan}". Use ${PLAN_NAMES.join(', ')}, or enterprise:PER_MINUTE:PER_DAY.`);
       }
-      apiKeys[key] = plan.toLowerCase() as PlanName;
+      limits = plan.toLowerCase() as PlanName;
     }
+    // One key with two plans: the last won without a word. Told without the key, which may be real.
+    if (key in apiKeys && JSON.stringify(apiKeys[key]) !== JSON.stringify(limits)) {
+      throw new Error(`--key: a key is given twice with different plans (--key number ${index + 1} repeats an earlier one); give each key once.`);
+    }
+    apiKeys[key] = limits;
   }
   // The server's own check, here so that a key or quota it refuses is a bad flag (exit 2).
   try {

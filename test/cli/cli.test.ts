@@ -221,6 +221,19 @@ describe('petstore-server CLI', () => {
     expect(await cli.exit()).toBe(0);
   });
 
+  it('a key given twice with different plans exits 2 without echoing the key (before: the last plan won without a word); given twice with the same plan, however spelt, it counts once', async () => {
+    const refused = run(['--port', '0', '--key', 'sk-twice:free', '--key', 'other', '--key', 'sk-twice:pro']);
+    child = refused.child; // taken by mistake, it starts a server: afterEach stops it
+    expect(await refused.exit()).toBe(2);
+    expect(refused.err()).toMatch(/--key: a key is given twice with different plans \(--key number 3 repeats an earlier one\); give each key once\./);
+    expect(refused.err()).not.toContain('sk-twice');
+    const cli = run(['--port', '0', '--quiet', '--key', 'sk-twice', '--key', 'sk-twice:FREE', '--key', 'q:enterprise:5:9', '--key', 'q:enterprise:5:9']);
+    child = cli.child;
+    await cli.waitFor(/2 API keys accepted\n/);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exit()).toBe(0);
+  });
+
   it('the banner counts the keys in words: "2 API keys accepted"', async () => {
     const cli = run(['--port', '0', '--quiet', '--key', 'a-key', '--key', 'b-key:pro']);
     child = cli.child;
