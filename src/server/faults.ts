@@ -55,9 +55,13 @@ export interface FaultPlan {
 /** Every kind of fault, in the order the docs list them. */
 export const FAULT_KINDS: readonly FaultKind[] = /* @__PURE__ */ Object.freeze(['latency', 'error', 'drop', 'truncate']);
 
-/** mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. */
+/**
+ * mulberry32: a small, fast, seedable PRNG; fault draws must repeat across runs. A seed's bits
+ * past 32 are folded into its 32-bit state, so each seed up to 2^53 - 1 draws its own (a seed
+ * below 2^32 draws as it always has).
+ */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
+  let a = (seed >>> 0) ^ Math.imul((seed / 4294967296) >>> 0, 0x9e3779b9);
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;

@@ -361,8 +361,8 @@ describe('createReferenceServer', () => {
     const response = await get(failing, 'http://a/v1/pets');
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ code: 'service_unavailable', message: 'Injected fault: the service is unavailable. Retry later.', status: 503 });
-    const draws = async () => {
-      const s = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 0.5, kinds: ['error'], seed: 42 } });
+    const draws = async (seed = 42) => {
+      const s = createReferenceServer({ apiKeys: { k: 'business' }, faults: { rate: 0.5, kinds: ['error'], seed } });
       const out = [];
       for (let i = 0; i < 20; i++) out.push((await get(s, 'http://a/v1/store/orders')).status);
       return out;
@@ -371,6 +371,10 @@ describe('createReferenceServer', () => {
     expect(first).toEqual(await draws());
     expect(first).toContain(503);
     expect(first).toContain(200);
+    // Every seed petstore-server takes (up to 2^53 - 1) picks its own draw: past 2^32, 42 + 2^32
+    // drew what 42 draws (before: only the low 32 bits counted).
+    expect(await draws(42 + 2 ** 32)).not.toEqual(first);
+    expect(await draws(Number.MAX_SAFE_INTEGER)).not.toEqual(await draws(2 ** 32 - 1));
   });
 
   it('isInjectedFault is true of an injected drop only, not of other network errors nor of lookalikes that are no Error', async () => {
