@@ -55,6 +55,9 @@ function requestLine(e: RequestLogEntry, format: LogFormat): string {
   return `${e.time} ${e.method} ${e.path} ${outcome} ${e.durationMs.toFixed(1)}ms req=${e.requestId}`;
 }
 
+/** From how many generated pets the start takes long enough (about a second) to be told first. */
+const LONG_START_PETS = 500_000;
+
 /** A line when a key is banned and when its ban ends. */
 function banLine(e: BanEvent, format: LogFormat): string {
   if (format === 'json') return JSON.stringify({ event: e.state === 'banned' ? 'key_banned' : 'ban_ended', time: e.time, key: e.key, until: e.until });
@@ -214,29 +217,32 @@ async function main(): Promise<void> {
   /** Banner and shutdown lines: plain text, or JSON objects whose `message` holds the same text. */
   const say = (event: string, message: string, fields: Record<string, unknown> = {}) =>
     console.log(logFormat === 'json' ? JSON.stringify({ event, time: new Date().toISOString(), message, ...fields }) : message);
-  let running: Awaited<ReturnType<typeof startReferenceServer>>;
+  let started: ReturnType<typeof startReferenceServer> | undefined;
+  const stop = (signal: string) => {
+    say('stopping', `petstore-server: ${signal} received, shutting down`);
+    void started?.then((running) => running.close()).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  // Handlers go in first: a signal while the server starts (generating millions of pets takes
+  // seconds) stops it with 0 once started, as one after the banner does; it ended the process.
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  if (typeof serverOptions.pets === 'number' && serverOptions.pets >= LONG_START_PETS) say('pets', `Generating ${serverOptions.pets} pets…`);
+  let running: Awaited<typeof started>;
   try {
-    running = await startReferenceServer({
+    running = await (started = startReferenceServer({
       ...serverOptions,
       ...(quiet
         ? {}
         : { onRequest: (e) => console.log(requestLine(e, logFormat)), onBan: (e) => console.log(banLine(e, logFormat)) }),
-    });
+    }));
   } catch (error) {
     console.error(`petstore-server: ${(error as Error).message}${listenHint(error as NodeJS.ErrnoException, serverOptions)}`);
     process.exitCode = 1;
     return;
   }
-  const stop = (signal: string) => {
-    say('stopping', `petstore-server: ${signal} received, shutting down`);
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  // Handlers go in before the banner: whoever reads the banner may signal at once.
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
   say('listening', `petstore-server listening on ${running.url}`, { url: running.url });
   if (!serverOptions.apiKeys) say('keys', `API key: ${DEMO_API_KEY} (Free plan)`);
   else {

@@ -199,6 +199,15 @@ describe('petstore-server CLI', () => {
     expect(cli.out()).toBe(`petstore-server listening on ${url}\nAPI key: petstore-demo-key (Free plan)\npetstore-server: SIGINT received, shutting down\n`);
   });
 
+  it('--pets of half a million or more says it is generating them first, and a SIGINT meanwhile still exits 0 once the server has started (before: the signal ended the process)', async () => {
+    const cli = run(['--port', '0', '--pets', '600000']);
+    child = cli.child;
+    await cli.waitFor(/^Generating 600000 pets…\n/);
+    cli.child.kill('SIGINT');
+    expect(await cli.exit()).toBe(0);
+    expect(cli.out()).toMatch(/^Generating 600000 pets…\n[^]*petstore-server: SIGINT received, shutting down\n$/);
+  });
+
   it('accepts a custom Enterprise quota as KEY:enterprise:PER_MINUTE:PER_DAY', async () => {
     const cli = run(['--port', '0', '--key', 'big:enterprise:5000:900000']);
     child = cli.child;
