@@ -230,14 +230,15 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   if (typeof serverOptions.pets === 'number' && serverOptions.pets >= LONG_START_PETS) say('pets', `Generating ${serverOptions.pets} pets…`);
+  started = startReferenceServer({
+    ...serverOptions,
+    ...(quiet
+      ? {}
+      : { onRequest: (e) => console.log(requestLine(e, logFormat)), onBan: (e) => console.log(banLine(e, logFormat)) }),
+  });
   let running: Awaited<typeof started>;
   try {
-    running = await (started = startReferenceServer({
-      ...serverOptions,
-      ...(quiet
-        ? {}
-        : { onRequest: (e) => console.log(requestLine(e, logFormat)), onBan: (e) => console.log(banLine(e, logFormat)) }),
-    }));
+    running = await started;
   } catch (error) {
     console.error(`petstore-server: ${(error as Error).message}${listenHint(error as NodeJS.ErrnoException, serverOptions)}`);
     process.exitCode = 1;

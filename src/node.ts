@@ -242,6 +242,25 @@ function hostProblem(req: IncomingMessage): string | undefined {
  */
 const UNSUPPORTED_VERSION = 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).';
 
+/**
+ * Why a request node:http parsed is refused before the server sees it, as its answer's status,
+ * code and message: a version past 1.1 (a 400, not RFC 9110's 505, section 15.6.6: no input gets
+ * a 5xx, which clients retry; docs/decisions.md); a Transfer-Encoding (`coding`) in HTTP/1.0,
+ * whose framing RFC 9112 (section 6.1) calls `faulty`; its Host lines; or a transfer coding besides
+ * chunked, whose body node:http hands over still coded (gzip, chunked): RFC 9112 offers 501, a 5xx,
+ * and it gets the 415 of a Content-Encoding.
+ */
+function refusal(req: IncomingMessage, coding: string | null, faulty: boolean): readonly [number, ErrorCode, string] | undefined {
+  if (req.httpVersionMajor > 1) return [400, 'bad_request', UNSUPPORTED_VERSION];
+  if (faulty) return [400, 'bad_request', 'An HTTP/1.0 request cannot carry a Transfer-Encoding (RFC 9112, section 6.1). Send HTTP/1.1, or the body with a Content-Length.'];
+  const host = hostProblem(req);
+  if (host) return [400, 'bad_request', host];
+  if (coding !== null && codingsBeyond(coding, 'chunked')) {
+    return [415, 'unsupported_media_type', `Transfer-Encoding "${coding.slice(0, 40)}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`];
+  }
+  return undefined;
+}
+
 /** What node:http reports of what it could not parse: the packet it failed on, and how far into it. */
 type ParseError = NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number };
 
@@ -305,8 +324,9 @@ function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, o
   } catch {
     // No URL is made of it: served, it would be a 400, not a 414.
   }
-  if (bytesParsed <= end ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
-  if (bytesParsed <= end) {
+  const inTarget = bytesParsed <= end;
+  if (inTarget ? target.length <= MAX_TARGET_LENGTH : !url || url.pathname.length + url.search.length <= MAX_TARGET_LENGTH) return undefined;
+  if (inTarget) {
     // A target whose path and query are no longer than the server reads: what passed the limit is
     // an absolute-form target's authority, or a fragment, which a client sends none of (RFC 9112,
     // section 3.2).
@@ -485,19 +505,8 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     let reply: Reply | Promise<Reply>;
     try {
       const request = incoming(req, origin, watch);
-      // A 400, not RFC 9110's 505 (section 15.6.6): no input gets a 5xx, which clients retry (docs/decisions.md).
-      const problem = req.httpVersionMajor > 1
-        ? UNSUPPORTED_VERSION
-        : faulty
-          ? 'An HTTP/1.0 request cannot carry a Transfer-Encoding (RFC 9112, section 6.1). Send HTTP/1.1, or the body with a Content-Length.'
-          : hostProblem(req);
-      // node:http removes the chunks alone and hands the body over still coded (gzip, chunked):
-      // RFC 9112 (section 6.1) offers 501, a 5xx; a 415, as for a Content-Encoding (docs/decisions.md).
-      reply = problem
-        ? refuse(400, 'bad_request', problem, request)
-        : coding !== null && codingsBeyond(coding, 'chunked')
-          ? refuse(415, 'unsupported_media_type', `Transfer-Encoding "${coding.slice(0, 40)}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`, request)
-          : serve(request);
+      const problem = refusal(req, coding, faulty);
+      reply = problem ? refuse(...problem, request) : serve(request);
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.', { method: req.method! });
     }
