@@ -871,11 +871,12 @@ class Shared implements RateLimitCoordinator {
     // The slot is taken on Redis too, without a deadline or a throttle: it counts among the slots
     // in flight as soon as Redis runs the script (after a pause, or once node-redis reconnects),
     // so processes that decide there meanwhile leave room for it. Its release follows it on the
-    // same connection. A probe of an unknown budget is marked one, so that lost, it holds the
-    // next probe back on Redis too (RELEASE checks that Redis knows no window either).
+    // same connection. A grant the fallback made as a probe of an unknown budget is marked one,
+    // so that lost, it holds the next probe back on Redis too (RELEASE checks that Redis knows no
+    // window either); one the throttle stepped aside for (no rate-limit headers) is no probe.
     const onRedis = this.closed() ? undefined : this.#slot(false, request.leaseMs, '0');
     onRedis?.take().catch(() => {});
-    onRedis?.hold(request.throttle && !((this.#fallback.window()?.resetAt ?? 0) > now));
+    onRedis?.hold(decision.probe);
     const release = (unanswered = false) => {
       this.#fallbackHeld.delete(release);
       decision.release(unanswered);

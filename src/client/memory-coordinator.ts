@@ -190,7 +190,7 @@ export class MemoryCoordinator implements RateLimitCoordinator {
    * `reserve`: requests of the announced remaining budget to leave to others this coordinator
    * cannot see (the Redis fallback: the other processes of the key, and slots they hold).
    */
-  acquire({ throttle }: AcquireRequest, reserve = 0): AcquireDecision {
+  acquire({ throttle }: AcquireRequest, reserve = 0): Exclude<AcquireDecision, { kind: 'granted' }> | (Extract<AcquireDecision, { kind: 'granted' }> & { readonly probe: boolean }) {
     const now = this.now();
     const blocked = this.blocked(now);
     if (blocked) return blocked;
@@ -208,6 +208,8 @@ export class MemoryCoordinator implements RateLimitCoordinator {
     let released = false;
     return {
       kind: 'granted',
+      // Whether it probes an unknown budget: the Redis fallback marks its slot on Redis the same.
+      probe,
       release: (unanswered = false) => {
         if (released) return;
         released = true;

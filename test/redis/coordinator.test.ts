@@ -303,6 +303,29 @@ function advanceClocks(ms: number, of: readonly RedisProcess[] = [redis]): void 
 }
 
 describe('createRedisCoordinator: every process of one key acts as one client', () => {
+  it('Redis slow for one process while the service sends no rate-limit headers: a request it sends while falling back (no probe: the throttle stepped aside), released unanswered, holds back no probe on Redis, so another process sends at once (before: marked a probe, and the other was held back half a second as after a lost probe)', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: fallen } = await warmProcessOf(prefix);
+    const { coordinator: other } = await warmProcessOf(prefix);
+    // A 503 says nothing of the budget; Redis knows the script that records answers from then on
+    // (else its EVAL after NOSCRIPT would run last, behind the slot's release).
+    await other.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    const hold = await holdCommands(connection);
+    // Its answers carry no rate-limit headers: its throttle steps aside. Redis runs the observation too late to record it.
+    await fallen.observe({ status: 200, budget: undefined, blockForMs: undefined, banned: false });
+    const sent = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    (sent as { release: (unanswered?: boolean) => void }).release(true);
+    advanceClocks(1_000);
+    await hold.end();
+    await connection.ping(); // Redis has run the slot and its release
+    // A wait of 0 asks again at once: the release's message reached it while its script ran.
+    let next = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    for (let i = 0; i < 10 && next.kind !== 'granted' && next.waitMs === 0; i++) next = await other.acquire({ throttle: true, leaseMs: 60_000 });
+    if (next.kind === 'granted') next.release();
+    expect(next.kind).toBe('granted');
+  });
+
   it('after a 429 seen by one process, another sends nothing before the window ends', async () => {
     const server = budgetServer(1);
     const prefix = fresh();
