@@ -326,6 +326,24 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(next.kind).toBe('granted');
   });
 
+  it('Redis evicts the processes set and keeps the state while a window runs: every process that knows the window says Redis evicted entries of the key and kept its state, not that Redis failed or lost the state, and still sends nothing for a second (before: "Redis failed (it lost the rate-limit state of the key: FLUSHALL, …)")', async () => {
+    const prefix = fresh();
+    const first = await warmProcessOf(prefix);
+    const second = await warmProcessOf(prefix);
+    await first.coordinator.observe(answered(10, 50_000));
+    expect(await until(() => second.coordinator.getSnapshot()?.remaining === 10)).toBe(true);
+    const { inspector, base } = await keyOnRedis(prefix);
+    await inspector.del(`${base}:processes`); // what an eviction does to it
+    // The decision that finds the set missing starts a new epoch: each process waits a second for the others to restore their slots.
+    expect(await second.coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(await until(() => first.warnings.length > 0)).toBe(true);
+    for (const { warnings } of [first, second]) {
+      expect(warnings).toEqual([expect.stringMatching(/^@animal-store\/sdk: Redis evicted .*processes.* and kept the key's rate-limit state/)]);
+      expect(warnings[0]).not.toMatch(/failed|lost/);
+    }
+    expect(await first.coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+  });
+
   it('after a 429 seen by one process, another sends nothing before the window ends', async () => {
     const server = budgetServer(1);
     const prefix = fresh();
@@ -989,7 +1007,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // The state takes a new epoch: the other process finds its slots lost, and waits a second for
     // every process to restore what it holds, sending nothing.
     expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
-    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key/)]);
+    expect(warnings).toEqual([expect.stringMatching(/Redis evicted the key's slots in flight .* and kept the key's rate-limit state/)]);
     // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
     advanceClocks(1_100);
     // On Redis again: the slot the holder restored (once it has heard) is in flight.
