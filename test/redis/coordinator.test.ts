@@ -5,6 +5,7 @@
  * time; where a test lets time pass, it moves the clocks instead ({@link advanceClocks}: this
  * process's, and Redis', which runs under libfaketime for that).
  */
+import { getEventListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -342,6 +343,133 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       expect(warnings[0]).not.toMatch(/failed|lost/);
     }
     expect(await first.coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+  });
+
+  it('a decision whose signal has already aborted rejects with its reason and takes no slot on Redis', async () => {
+    const prefix = fresh();
+    const { connection, coordinator } = await warmProcessOf(prefix);
+    const reason = new Error('the caller gave up');
+    await expect(coordinator.acquire({ throttle: true, leaseMs: 60_000, signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await connection.ping();
+    const { inspector } = await keyOnRedis(prefix);
+    expect(await inFlightOnRedis(inspector, prefix)).toBe(0);
+  });
+
+  it('a decision whose signal aborts while Redis is slow rejects at once with its reason, without waiting out commandTimeoutMs or warning, and so does a decision queued behind it; the slot Redis grants late goes back', async () => {
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const { connection, coordinator } = await coordinatorOf(prefix, { commandTimeoutMs: 60_000, onWarning: (m) => void warnings.push(m) });
+    (await coordinator.acquire({ throttle: false, leaseMs: 60_000 }) as { release: () => void }).release();
+    const hold = await holdCommands(connection);
+    const controller = new AbortController();
+    const first = coordinator.acquire({ throttle: false, leaseMs: 60_000, signal: controller.signal });
+    const queued = coordinator.acquire({ throttle: false, leaseMs: 60_000, signal: controller.signal });
+    expect(await until(hold.queued)).toBe(true);
+    const reason = new Error('the caller gave up');
+    controller.abort(reason);
+    await expect(first).rejects.toBe(reason);
+    await expect(queued).rejects.toBe(reason);
+    expect(warnings).toEqual([]);
+    await hold.end();
+    await connection.ping(); // the slot's release follows it
+    const { inspector } = await keyOnRedis(prefix);
+    expect(await inFlightOnRedis(inspector, prefix)).toBe(0);
+  });
+
+  it('a signal passed with many decisions (one an app gives every call) holds no abort listener of the coordinator once they are decided (before: one more each, kept for the life of the signal)', async () => {
+    const { coordinator } = await warmProcessOf(fresh());
+    const controller = new AbortController();
+    for (let i = 0; i < 3; i++) {
+      const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000, signal: controller.signal });
+      (decision as { release: () => void }).release();
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toEqual([]);
+  });
+
+  it('a decision queued behind another of its process while Redis is slow waits for it without a timer of its own: Node prints no TimeoutOverflowWarning (a timer of Infinity ms fires after 1 ms)', async () => {
+    const prefix = fresh();
+    const { connection, coordinator } = await coordinatorOf(prefix, { commandTimeoutMs: 60_000 });
+    (await coordinator.acquire({ throttle: false, leaseMs: 60_000 }) as { release: () => void }).release();
+    const warned: string[] = [];
+    const onWarning = (warning: Error) => void warned.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const hold = await holdCommands(connection);
+      const decisions = [coordinator.acquire({ throttle: false, leaseMs: 60_000 }), coordinator.acquire({ throttle: false, leaseMs: 60_000 })];
+      expect(await until(hold.queued)).toBe(true);
+      await hold.end();
+      for (const decision of await Promise.all(decisions)) (decision as { release: () => void }).release();
+      await new Promise((resolve) => setImmediate(resolve)); // Node emits its warnings on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warned).not.toContain('TimeoutOverflowWarning');
+  });
+
+  it('a process itself busy past commandTimeoutMs while Redis answered in time reads the answer: the decision is taken on Redis, with no warning (the verdict waits for the I/O of the loop turn in which its timer fires)', async () => {
+    const prefix = fresh();
+    const warnings: string[] = [];
+    const { connection, coordinator } = await coordinatorOf(prefix, { commandTimeoutMs: 300, onWarning: (m) => void warnings.push(m) });
+    (await coordinator.acquire({ throttle: false, leaseMs: 60_000 }) as { release: () => void }).release();
+    // Redis holds the decision behind a BLPOP that times out after 0.1 s (0.2 s at most, its
+    // timeouts are checked each turn of its loop), and answers it while this process is busy for
+    // 0.5 s in the check phase of its loop: the next turn runs the timers, then reads the answer.
+    const held = connection.blPop(`hold:${++holds}`, 0.1);
+    const decision = coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    setTimeout(() => {
+      setImmediate(() => {
+        for (const end = performance.now() + 500; performance.now() < end; );
+      });
+    }, 50);
+    expect(await held).toBeNull();
+    const granted = await decision;
+    expect(granted.kind).toBe('granted');
+    (granted as { release: () => void }).release();
+    expect(warnings).toEqual([]);
+  });
+
+  it('without a prefix, the key\'s entries on Redis are under animal-store:rl, as documented', async () => {
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const coordinator = createRedisCoordinator({ redis: connection, onWarning: () => {} }).bind({ apiKey: 'sk_live_DEFAULTprefix', baseUrl: `${BASE_URL}/` });
+    (await coordinator.acquire({ throttle: false, leaseMs: 60_000 }) as { release: () => void }).release();
+    await connection.ping();
+    const keys = await inspector.keys('animal-store:rl:*');
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((key) => /^animal-store:rl:[0-9a-f]{32}:/.test(key))).toBe(true);
+  });
+
+  it('one key at two base URLs (production and staging) on one Redis keeps two states: a 429 met at one does not hold the other back', async () => {
+    const prefix = fresh();
+    const production = (await coordinatorOf(prefix)).coordinator;
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const staging = createRedisCoordinator({ redis: connection, prefix, onWarning: () => {} }).bind({ apiKey: KEY, baseUrl: 'https://staging.petstore.test/v1/' });
+    await staging.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    expect(await staging.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    const decision = await production.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('granted');
+    (decision as { release: () => void }).release();
+  });
+
+  it('two clients of one key on one coordinator in one process are one: falling back while Redis is slow, they send one request at a time between them', async () => {
+    const prefix = fresh();
+    const connection = await connect(redis.url);
+    connections.push(connection);
+    const coordinator = createRedisCoordinator({ redis: connection, prefix, onWarning: () => {} });
+    const [a, b] = [coordinator.bind(SCOPE), coordinator.bind(SCOPE)] as const;
+    (await a.acquire({ throttle: true, leaseMs: 60_000 }) as { release: () => void }).release();
+    await a.observe(answered(50, 50_000));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const first = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(first.kind).toBe('granted');
+    expect(await b.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    (first as { release: () => void }).release();
+    await inspector.ping();
   });
 
   it('after a 429 seen by one process, another sends nothing before the window ends', async () => {

@@ -57,6 +57,32 @@ describe('createRedisCoordinator: what it is given', () => {
     expect(make({ redis, commandTimeoutMs: 2 ** 31 - 1 })).not.toThrow();
   });
 
+  it('null in place of the options, or a redis that is neither an object nor a string, is a ValidationError that says what to pass, not a TypeError', () => {
+    expect(thrown(make(null))).toMatchObject({ name: 'ValidationError' });
+    expect(make(null)).toThrow('createRedisCoordinator(): pass the options object: createRedisCoordinator({ redis: await createClient({ url }).connect() })');
+    expect(make({ redis: 6379 })).toThrow('redis must be a node-redis client; got a number without evalSha, eval, duplicate, on. Use');
+    expect(make({ redis: {} })).toThrow('redis must be a node-redis client; got an object without evalSha, eval, duplicate, on. Use');
+  });
+
+  it('a commandTimeoutMs of 0 or below (or NaN) is a ValidationError: every decision would give up on Redis before its answer', () => {
+    const redis = createClient();
+    for (const commandTimeoutMs of [0, -1, Number.NaN]) {
+      expect(thrown(make({ redis, commandTimeoutMs }))).toMatchObject({ name: 'ValidationError', issues: [{ path: ['commandTimeoutMs'] }] });
+    }
+    expect(make({ redis, commandTimeoutMs: 1 })).not.toThrow();
+  });
+
+  it('a coordinator closed before its node-redis client was ever connected says nothing at the calls made after: closed, it is quietly not used', async () => {
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const warnings: string[] = [];
+    const coordinator = createRedisCoordinator({ redis: createClient(), onWarning: (message) => void warnings.push(message) });
+    await coordinator.close();
+    const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request), coordinator });
+    await client.listPets();
+    expect(warnings).toEqual([]);
+    expect(server.inspect().keys.k?.requests).toBe(1);
+  });
+
   it('the coordinator used without a client to bind it is a ValidationError that says to pass it as the coordinator option', () => {
     const coordinator = createRedisCoordinator({ redis: createClient() });
     expect(() => coordinator.acquire({ throttle: true, leaseMs: 1_000 })).toThrow(ValidationError);
