@@ -53,6 +53,31 @@ const result = (out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as Wo
 const WORKERS = 8;
 
 describe('many processes, one key', () => {
+  it('an app that unrefs its node-redis client exits once its calls are done: the coordinator\'s own pub/sub connection does not keep the process alive', async () => {
+    const script = `
+      import { createClient } from 'redis';
+      import { PetStoreClient } from '@animal-store/sdk';
+      import { createRedisCoordinator } from '@animal-store/sdk/redis';
+      import { createReferenceServer } from '@animal-store/sdk/server';
+      const server = createReferenceServer({ apiKeys: { k: 'free' } });
+      const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+      redis.unref();
+      const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request), coordinator: createRedisCoordinator({ redis }) });
+      await client.listPets();
+      console.log(JSON.stringify(client.rateLimit.getSnapshot()?.limit));`;
+    // Run from the package's folder, so that it imports the built package by its name.
+    const run = spawn(NODE, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../', import.meta.url)), env: { ...process.env, REDIS_URL: redis.url }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    run.stdout.on('data', (chunk) => (out += chunk));
+    const exited = once(run, 'exit');
+    // A process kept alive is ended after 10 s, and fails below.
+    const kill = setTimeout(() => run.kill('SIGKILL'), 10_000);
+    const [code] = await exited;
+    clearTimeout(kill);
+    expect(code).toBe(0);
+    expect(out.trim()).toBe('60');
+  });
+
   it('storm: 8 workers × 100 calls on one Free-plan key: with Redis, no request inside a Retry-After window, no ban, every call settles', async () => {
     const run = await node(`${EXAMPLE}main.ts`, [String(WORKERS), '100'], { REDIS_URL: redis.url });
     expect(await run.exited, run.err()).toBe(0);
