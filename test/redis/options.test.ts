@@ -1,7 +1,7 @@
 // createRedisCoordinator's slips from JavaScript, and a node-redis client the app never connected:
 // none of these needs a Redis server.
 import { createClient, createClientPool, createCluster, createSentinel } from 'redis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PetStoreClient, ValidationError } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
 import { createReferenceServer } from '@animal-store/sdk/server';
@@ -118,6 +118,17 @@ describe('createRedisCoordinator: what it is given', () => {
     const before = [redis.listenerCount('end'), redis.listenerCount('ready')];
     for (let i = 0; i < 20; i++) await createRedisCoordinator({ redis }).close();
     expect([redis.listenerCount('end'), redis.listenerCount('ready')]).toEqual(before);
+  });
+
+  it('bound without a warn of the client\'s and given no onWarning, the coordinator warns on the console', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const coordinator = createRedisCoordinator({ redis: createClient() }).bind({ apiKey: 'k', baseUrl: 'https://petstore.test/v1/' });
+      expect(await coordinator.acquire({ throttle: true, leaseMs: 1_000 })).toMatchObject({ kind: 'granted' });
+      expect(warn.mock.calls).toEqual([[expect.stringMatching(/^@animal-store\/sdk: the node-redis client given to createRedisCoordinator\(\) is not open/)]]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('a node-redis client closed after use (its end event) is quietly not used: no warning', async () => {
