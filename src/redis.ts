@@ -74,7 +74,7 @@ export interface RedisCoordinatorOptions {
    */
   commandTimeoutMs?: number | undefined;
   /**
-   * Told once when Redis fails (or lost the key's state, or evicted part of it) and the client
+   * Told once when Redis fails (or lost the key's state, or part of it) and the client
    * falls back, and once when it rejoins; told once too, at the first call, when the node-redis
    * client was never connected.
    * @default the `logger` of each client bound to the key, at warn level (so its `logLevel` applies), else console.warn
@@ -965,12 +965,8 @@ class Shared implements RateLimitCoordinator {
    * way, with a higher remaining and perhaps no block, but kept the epoch, so no other process
    * can tell. The same script starts a new epoch then (unless another process's did already),
    * which tells them.
-   *
-   * `evicted`: the new epoch kept the state's count of scripts ({@link Shared.#current}): Redis
-   * kept the state and evicted the slots in flight or the processes set (maxmemory). The same is
-   * done; the warning says that, not a lost state.
    */
-  #lost(rolledBack = 0, evicted = false): void {
+  #lost(rolledBack = 0): void {
     const now = this.#fallback.now();
     const known = this.#fallback.window();
     const window = known && known.resetAt > now ? known : undefined;
@@ -988,12 +984,8 @@ class Shared implements RateLimitCoordinator {
       rolledBack,
     ).catch(() => {});
     this.#lostAt = monotonic;
-    this.#fail(
-      new Error('it lost the rate-limit state of the key: FLUSHALL, an eviction, a restart, or a return to an older copy (an older snapshot, a replica that was behind)'),
-      evicted
-        ? "Redis evicted the key's slots in flight or its list of processes (maxmemory) and kept the key's rate-limit state; rate limits are coordinated in this process only for a second, while every process gives Redis back the slots it holds."
-        : undefined,
-    );
+    // Said as what happened, whichever it was: Redis answers, it did not fail.
+    this.#fail(undefined, "Redis lost the key's rate-limit state, or part of it (FLUSHALL, an eviction under maxmemory, a restart, or a return to an older copy: an older snapshot, a replica that was behind); rate limits are coordinated in this process only for a second, while every process gives Redis back the slots it holds.");
   }
 
   changed(signal?: AbortSignal): Promise<void> {
@@ -1040,7 +1032,7 @@ class Shared implements RateLimitCoordinator {
     notify(this.onWarning ? [this.onWarning] : this.loggers.size ? this.loggers : [console.warn], message);
   }
 
-  /** Falls back for a second: Redis failed with `error`, said once (by `warning` when something else happened). */
+  /** Falls back: Redis failed with `error`, said once; `warning` says instead what else happened (a lost state). */
   #fail(error: unknown, warning = `Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`): void {
     // Closed (the coordinator, or the app's client: a shutdown), the coordinator is not used, quietly.
     if (this.closed()) return;
@@ -1121,17 +1113,13 @@ class Shared implements RateLimitCoordinator {
     }
     const known = this.#epoch;
     if (known > 0) this.#lostEpochs.add(known);
-    // A new epoch numbered past what this process saw of the old one kept the state's count: Redis
-    // kept the state, and evicted what expires sooner (the slots, the processes set), as SLOTS_LOST and
-    // ACQUIRE find. A state lost whole counts from 1 again (a return to a copy, from the copy's count).
-    const evicted = seq > this.#seq;
     this.#epoch = epoch;
     this.#seq = seq;
     // The processes counted in a lost state are lost with it.
     this.#countedUntil = -Infinity;
     const now = this.#fallback.now();
     if (known > 0 && (this.#held.size > 0 || this.#fallback.blocked(now) || (this.#fallback.window()?.resetAt ?? 0) > now)) {
-      this.#lost(0, evicted);
+      this.#lost();
       return false;
     }
     return true;
