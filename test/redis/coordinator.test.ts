@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
+import { PetStoreClient, ThrottledError, type AcquireDecision, type ClientOptions, type RateLimitCoordinator, type RateLimitState } from '@animal-store/sdk';
 import { createRedisCoordinator, type RedisCoordinatorOptions } from '@animal-store/sdk/redis';
 import { createReferenceServer, type BanEvent, type ReferenceServer, type ReferenceServerOptions } from '@animal-store/sdk/server';
 import { createClient, RESP_TYPES } from 'redis';
@@ -2285,4 +2285,290 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/), expect.stringMatching(/Redis answers again/)]);
     expect(server.inspect().keys[KEY]!.requests).toBe(2);
   }, 30_000);
+
+  /** What `coordinator` decides now for a slot of a minute, given back at once if granted. */
+  const decideNow = async (coordinator: RateLimitCoordinator, throttle = true): Promise<AcquireDecision> => {
+    const decision = await coordinator.acquire({ throttle, leaseMs: 60_000 });
+    if (decision.kind === 'granted') decision.release();
+    return decision;
+  };
+
+  it('Redis back on a copy of the state one script behind (a replica that missed only the last answer recorded): the process that recorded it finds the copy older at its next decision, and is not granted the request that answer spent', async () => {
+    const prefix = fresh();
+    const { connection, coordinator, warnings } = await warmProcessOf(prefix);
+    await coordinator.observe(answered(1, 50_000));
+    await connection.ping();
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const [state] = await inspector.keys(`${prefix}:*:state`);
+    const binary = inspector.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    const copy = await binary.dump(state!);
+    // The last request left is spent; the replica misses only this one answer.
+    await coordinator.observe(answered(0, 49_000));
+    await connection.ping(); // it has run
+    await inspector.restore(state!, 60_000, copy!, { REPLACE: true });
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost the rate-limit state of the key: .*older copy/)]);
+    // What it knew is back on Redis, under a new epoch: nothing left.
+    expect(await until(async () => Number(await inspector.hGet(state!, 'remaining')) === 0)).toBe(true);
+    advanceClocks(1_100);
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'spent' });
+  });
+
+  it('a message of a state Redis lost, delivered after the process restored what it knew under the new epoch (published before the wipe), is stale: the process stays on Redis, and does not take it for another loss', async () => {
+    const prefix = fresh();
+    const { coordinator, warnings } = await warmProcessOf(prefix);
+    await coordinator.observe(answered(30, 50_000));
+    const { inspector, base, redisNow } = await keyOnRedis(prefix);
+    const lost = await inspector.hGet(`${base}:v1:state`, 'epoch');
+    await inspector.flushAll();
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    advanceClocks(1_100);
+    const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('granted');
+    (decision as { release: () => void }).release();
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(it lost/), expect.stringMatching(/Redis answers again/)]);
+    // The lost state's last message, 20 left, reaches the process only now.
+    const [channel] = (await inspector.sendCommand(['PUBSUB', 'CHANNELS', `${prefix}:*`])) as string[];
+    await inspector.publish(channel!, `60,20,${redisNow + 50_000},0,0,${lost},99,${redisNow}`);
+    expect(await until(() => coordinator.getSnapshot()?.remaining === 20)).toBe(true);
+    expect((await decideNow(coordinator)).kind).toBe('granted');
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('Redis wiped while a 429\'s block runs that a process knows of (and no window): that process gives the block back to Redis, so a process started afterwards is refused until it ends, and told of a ban as one', async () => {
+    for (const banned of [false, true]) {
+      const prefix = fresh();
+      const { connection, coordinator } = await warmProcessOf(prefix);
+      await coordinator.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned });
+      await connection.ping(); // it has run
+      const inspector = await connect(redis.url);
+      connections.push(inspector);
+      await inspector.flushAll();
+      // Its next decision finds the state lost: it gives back what it knows, and refuses.
+      expect(await coordinator.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', banned });
+      expect(await until(() => blockedInRedis(inspector, prefix))).toBe(true);
+      const { coordinator: late } = await coordinatorOf(prefix);
+      expect(await decideNow(late, false)).toMatchObject({ kind: 'blocked', banned });
+    }
+  });
+
+  it('Redis wiped while a process holds the probe of an unknown budget (no window, no block known): it gives the probe back to Redis, so neither it nor a process started afterwards probes beside it', async () => {
+    const prefix = fresh();
+    const { coordinator } = await coordinatorOf(prefix);
+    const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.flushAll();
+    expect((await decideNow(coordinator)).kind).toBe('busy');
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
+    const { coordinator: late } = await coordinatorOf(prefix);
+    expect((await decideNow(late)).kind).toBe('busy');
+    (probe as { release: () => void }).release();
+  });
+
+  it('Redis wiped while a process holds the last request left, and the first to decide afterwards knew nothing: its grant, heard on pub/sub, tells the holder, who gives its slot and window back, so no later process probes beside them', async () => {
+    const { prefix, connection, held, inspector } = await lastRequestHeld();
+    await inspector.flushAll();
+    // A process that knew nothing takes the empty state as it is, and probes it.
+    const { coordinator: first } = await coordinatorOf(prefix);
+    const probe = await first.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    // Only its grant's message tells the holder of the new epoch.
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 2)).toBe(true);
+    (probe as { release: () => void }).release();
+    const { coordinator: late } = await coordinatorOf(prefix);
+    expect((await decideNow(late)).kind).not.toBe('granted');
+    held.release();
+    await connection.ping();
+  });
+
+  it('Redis evicts the slots a process gave back after a wipe (they expire with their leases, as any): the next decision finds them lost too, so the last request left is not granted again', async () => {
+    const { prefix, connection, other, held, inspector } = await lastRequestHeld();
+    await inspector.flushAll();
+    expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    // The holder has given its slot back (once it heard of the new epoch); then Redis evicts it.
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 1)).toBe(true);
+    const [slots] = await inspector.keys(`${prefix}:*:slots`);
+    expect(await inspector.pTTL(slots!)).toBeGreaterThan(0); // they expire as any slots do
+    await inspector.del(slots!);
+    // The coordinator's own pause after a lost state (REJOIN_AFTER_MS, 1 s).
+    advanceClocks(1_100);
+    expect((await decideNow(other)).kind).not.toBe('granted');
+    held.release();
+    await connection.ping();
+  });
+
+  it('an answer without rate-limit headers while a window the service announced runs (a proxy stripped them from one answer) leaves the throttle on in every process', async () => {
+    const prefix = fresh();
+    const [{ connection, coordinator: a }, { coordinator: b }] = [await coordinatorOf(prefix), await coordinatorOf(prefix)];
+    await a.observe(answered(1, 50_000));
+    await a.observe({ status: 200, budget: undefined, blockForMs: undefined, banned: false });
+    await connection.ping(); // both have run
+    const first = await b.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(first.kind).toBe('granted');
+    const second = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    for (const decision of [first, second]) if (decision.kind === 'granted') decision.release();
+    expect(second.kind).not.toBe('granted');
+  });
+
+  it('a probe given back unanswered is taken from the first window announced after it, not from the next one too', async () => {
+    const [a] = await twoCoordinators();
+    const probe = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    (probe as { release: (unanswered?: boolean) => void }).release(true);
+    await a.observe(answered(5, 1_000));
+    expect(a.getSnapshot()).toMatchObject({ remaining: 4 });
+    advanceClocks(1_100);
+    await a.observe(answered(5, 30_000));
+    expect(a.getSnapshot()).toMatchObject({ remaining: 5 });
+  });
+
+  it('an answer whose window ends more than 2 s after the running one\'s, with as many left, is the later window in every process: its reset holds, not the earlier one', async () => {
+    const prefix = fresh();
+    const [{ coordinator: a }, { coordinator: b }] = [await warmProcessOf(prefix), await warmProcessOf(prefix)];
+    await a.observe(answered(10, 10_000));
+    await a.observe(answered(10, 20_000));
+    for (const coordinator of [a, b]) expect(await until(() => (coordinator.getSnapshot()?.resetAt.getTime() ?? 0) > Date.now() + 15_000)).toBe(true);
+  });
+
+  it('Redis slow for one process\'s link: an answer it runs late, past its deadline, is not recorded as a new window, so the slots other processes gave back unanswered still count against the remaining', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: slow } = await warmProcessOf(prefix);
+    const { connection: otherConnection, coordinator: other } = await warmProcessOf(prefix);
+    await other.observe(answered(3, 50_000, 3));
+    // Two requests time out: the service may still count them, so 1 of the 3 is left.
+    for (let i = 0; i < 2; i++) {
+      const slot = await other.acquire({ throttle: true, leaseMs: 60_000 });
+      expect(slot.kind).toBe('granted');
+      (slot as { release: (unanswered?: boolean) => void }).release(true);
+    }
+    await otherConnection.ping(); // the releases have run
+    const hold = await holdCommands(connection);
+    // An answer of the same window (3 left), held on its way to Redis past its deadline.
+    await slow.observe(answered(3, 50_000, 3));
+    advanceClocks(2_500);
+    await hold.end();
+    // Redis has run it (and whatever its reply made this process send next).
+    await connection.ping();
+    await connection.ping();
+    const granted: (() => void)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const decision = await other.acquire({ throttle: true, leaseMs: 60_000 });
+      if (decision.kind === 'granted') granted.push(decision.release);
+    }
+    granted.forEach((release) => release());
+    expect(granted).toHaveLength(1);
+  });
+
+  it('Redis slow to record an answer: the process neither warns nor falls back, since only a decision Redis does not answer in time makes it', async () => {
+    const { slow, caughtUp, warnings } = await slowRedis(600);
+    await slow.observe(answered(10, 50_000));
+    await caughtUp();
+    expect((await decideNow(slow)).kind).toBe('granted');
+    expect(warnings).toEqual([]);
+  });
+
+  it('an answer of any kind after a lost probe starts the count of lost probes again: the next probe lost holds the one after back for half a second, not longer', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: one } = await coordinatorOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    const loseProbe = async () => {
+      const probe = await one.acquire({ throttle: true, leaseMs: 5_000 });
+      if (probe.kind !== 'granted') throw new Error(`probe not granted: ${probe.kind}`);
+      probe.release(true);
+    };
+    await loseProbe();
+    // An answer that says nothing of the budget: the budget is still unknown, the probes' wait is over.
+    await one.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
+    await loseProbe();
+    await connection.ping(); // ran after the release
+    let next = await other.acquire({ throttle: true, leaseMs: 5_000 });
+    // A wait of 0 asks again at once: the release's message reached it while its script ran.
+    for (let i = 0; i < 10 && next.kind !== 'granted' && next.waitMs === 0; i++) next = await other.acquire({ throttle: true, leaseMs: 5_000 });
+    expect(next.kind).toBe('lost');
+    expect((next as { waitMs: number }).waitMs).toBeGreaterThan(0);
+    expect((next as { waitMs: number }).waitMs).toBeLessThanOrEqual(500);
+  });
+
+  it('rateLimit in every process shows what the in-process coordinator would: nothing before a window is known, even during a 429\'s block, and blockedUntil only while a block runs', async () => {
+    const prefix = fresh();
+    const [{ coordinator: a }, { coordinator: b }] = [await warmProcessOf(prefix), await warmProcessOf(prefix)];
+    await a.observe({ status: 429, budget: undefined, blockForMs: 200, banned: false });
+    expect(a.getSnapshot()).toBeUndefined();
+    advanceClocks(300);
+    await a.observe(answered(30, 50_000));
+    for (const coordinator of [a, b]) {
+      expect(await until(() => coordinator.getSnapshot()?.remaining === 30)).toBe(true);
+      expect(coordinator.getSnapshot()!.blockedUntil).toBeUndefined();
+    }
+  });
+
+  it('rateLimit in every process shows a change of any one of its fields: the limit (the plan changed), a block (a 429 with the budget as it was), the reset (a new window with as many left)', async () => {
+    const prefix = fresh();
+    const [{ coordinator: a }, { coordinator: b }] = [await warmProcessOf(prefix), await warmProcessOf(prefix)];
+    const both = (check: (state: RateLimitState | undefined) => boolean) => Promise.all([a, b].map((coordinator) => until(() => check(coordinator.getSnapshot()))));
+    await a.observe(answered(30, 1_000, 60));
+    expect(await both((state) => state?.remaining === 30)).toEqual([true, true]);
+    await a.observe(answered(30, 1_000, 100));
+    expect(await both((state) => state?.limit === 100)).toEqual([true, true]);
+    await a.observe({ status: 429, budget: { limit: 100, remaining: 30, resetInMs: 1_000 }, blockForMs: 500, banned: false });
+    expect(await both((state) => state?.blockedUntil !== undefined)).toEqual([true, true]);
+    advanceClocks(1_100);
+    await a.observe(answered(30, 50_000, 100));
+    expect(await both((state) => (state?.resetAt.getTime() ?? 0) > Date.now() + 40_000)).toEqual([true, true]);
+  });
+
+  it('Redis slow for a process that started while a ban ran that ends before a plain 429\'s block: its fallback refuses as banned until the ban ends, then as rate limited, as Redis does', async () => {
+    const prefix = fresh();
+    const { connection: aConnection, coordinator: a } = await warmProcessOf(prefix);
+    await a.observe({ status: 429, budget: undefined, blockForMs: 1_000, banned: true });
+    await a.observe({ status: 429, budget: undefined, blockForMs: 3_000, banned: false });
+    await aConnection.ping(); // both have run
+    // Its first decision, on Redis, tells it of both at once.
+    const { connection, coordinator: b } = await coordinatorOf(prefix);
+    expect(await b.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', banned: true });
+    const hold = await holdCommands(connection);
+    try {
+      expect(await b.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', banned: true });
+      // The ban's 1 s ends; a second after its fall the process tries Redis again, still slow.
+      advanceClocks(1_100);
+      expect(await b.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', banned: false });
+    } finally {
+      await hold.end();
+    }
+  });
+
+  it('Redis slow for a while: after each failure a process decides alone for a second before it asks Redis again, rather than sending every decision to Redis once the first second has passed', async () => {
+    const prefix = fresh();
+    const { connection, coordinator } = await warmProcessOf(prefix);
+    // Refused while the 429's block runs, in the fallback too: nothing is granted, so only decisions go to Redis.
+    await coordinator.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    await connection.ping();
+    const monitor = await connect(redis.url);
+    connections.push(monitor);
+    const scripts: string[] = [];
+    await monitor.monitor((line) => void (line.includes(prefix) && scripts.push(line)));
+    const hold = await holdCommands(connection);
+    for (let second = 0; second < 2; second++) {
+      if (second > 0) advanceClocks(1_100);
+      for (let i = 0; i < 3; i++) expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    }
+    await hold.end();
+    // What it sent has run, and the monitor has seen it once it sees this.
+    await connection.exists(`${prefix}:end`);
+    expect(await until(() => scripts.some((line) => line.includes(`${prefix}:end`)))).toBe(true);
+    // One decision a second asked Redis, each followed by the release of the slot it might take.
+    expect(scripts.filter((line) => /"evalsha"/i.test(line))).toHaveLength(4);
+  });
+
+  it('a decision whose signal is aborted before the key\'s pub/sub is up rejects with the abort, without a warning, and the next decision uses Redis', async () => {
+    const warnings: string[] = [];
+    const { coordinator } = await coordinatorOf(fresh(), { onWarning: (m) => void warnings.push(m) });
+    const reason = new Error('the caller gave up');
+    await expect(coordinator.acquire({ throttle: true, leaseMs: 60_000, signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect((await decideNow(coordinator)).kind).toBe('granted');
+    expect(warnings).toEqual([]);
+  });
 });
