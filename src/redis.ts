@@ -297,7 +297,8 @@ return 1`;
 /**
  * KEYS: state, slots. ARGV: hasBudget (1; 0: none, the throttle steps aside; 2: none, and the answer
  * says nothing of it), limit, remaining, resetInMs, blockForMs (-1: none), banned,
- * channel, ttl, sentAt and deadline (0: unknown), an epoch found rolled back (0: none), then any
+ * channel, ttl, sentAt and deadline (0: unknown), an epoch found rolled back (0: none), answered
+ * (1: the service answered; 0: a process checks the state or gives back what it knows), then any
  * slots to restore (id, lease left in ms). Starts the state's epoch if it has none, or a new one
  * if it still has the one found rolled back (dropping the copy's slots in flight, released since):
  * every process then finds the state lost and gives back what it knows, as after a FLUSHALL. Publishes and returns the state.
@@ -319,8 +320,9 @@ local unanswered = tonumber(s[7]) or 0
 local unannounced = tonumber(s[8]) or 0
 local slots = redis.call('EXISTS', KEYS[2])
 -- An answer came: answers are not lost, and the next probe needs no wait (see probeBackoffMs).
--- Written only when a wait was set (with the count of lost probes), not on every answer.
-if (tonumber(s[9]) or 0) ~= 0 then redis.call('HSET', KEYS[1], 'lostProbes', 0, 'probeAt', 0) end
+-- Written only when a wait was set (with the count of lost probes), not on every answer. A check
+-- or a restore is no answer: it leaves the wait (a reconnection ended a minute's at once).
+if ARGV[12] == '1' and (tonumber(s[9]) or 0) ~= 0 then redis.call('HSET', KEYS[1], 'lostProbes', 0, 'probeAt', 0) end
 ${SLOTS_LOST('KEYS[1]')}
 if epoch == ARGV[11] then
   -- The copy's slots were in flight when it was taken, and released since: those still held are
@@ -331,8 +333,8 @@ if epoch == ARGV[11] then
 end
 ${EPOCH('KEYS[1]')}
 local seq = ${SEQ('KEYS[1]')}
-if #ARGV > 11 then
-  for i = 12, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
+if #ARGV > 12 then
+  for i = 13, #ARGV, 2 do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[i + 1]), ARGV[i]) end
   ${SET_TTL('KEYS[2]')}
   slots = 1
   ${SLOTS_UNTIL('KEYS[1]', 'KEYS[2]')}
@@ -896,7 +898,7 @@ class Shared implements RateLimitCoordinator {
     // that coordinate through Redis. A call waits for it at most commandTimeoutMs (below).
     if (this.closed()) return;
     const { blockForMs } = observation;
-    const sent = this.#record(observation.budget ? '1' : announcesNoBudget(observation) ? '0' : '2', observation);
+    const sent = this.#record(observation.budget ? '1' : announcesNoBudget(observation) ? '0' : '2', observation, { answered: true });
     // Falling back, calls do not wait for Redis to record what they met (it is queued for when
     // Redis is back), except a 429: a process that exits at once must not lose it, and Redis may
     // well answer again already. A 429 blocks the calls that would follow anyway.
@@ -910,11 +912,11 @@ class Shared implements RateLimitCoordinator {
   }
 
   /**
-   * Runs OBSERVE: what a response said (`hasBudget` as the script reads it), and `slots` to
-   * restore (id, lease left in ms) with the epoch found `rolledBack` (0: none). Resolves once the
-   * state it returns is adopted.
+   * Runs OBSERVE: what a response said (`hasBudget` as the script reads it, `answered` when the
+   * service did answer), or what this process knows, and `slots` to restore (id, lease left in
+   * ms) with the epoch found `rolledBack` (0: none). Resolves once the state it returns is adopted.
    */
-  #record(hasBudget: '0' | '1' | '2', observation: Omit<RateLimitObservation, 'status'>, slots: string[] = [], rolledBack = 0, again = false): Promise<void> {
+  #record(hasBudget: '0' | '1' | '2', observation: Omit<RateLimitObservation, 'status'>, { answered = false, slots = [], rolledBack = 0 }: { answered?: boolean; slots?: string[]; rolledBack?: number }, again = false): Promise<void> {
     const { budget, blockForMs, banned } = observation;
     const seen = this.#seen();
     const sentAt = performance.now();
@@ -934,6 +936,7 @@ class Shared implements RateLimitCoordinator {
           redisSentAt,
           deadline,
           String(rolledBack),
+          answered ? '1' : '0',
           ...slots,
         ],
       )
@@ -945,7 +948,7 @@ class Shared implements RateLimitCoordinator {
         // dropped): sent again, once, on the measure this reply gave.
         const redisNow = Number((state as string).split(',')[7]);
         if (!again && deadline !== '0' && redisNow > Number(deadline) && performance.now() - sentAt <= this.timeoutMs) {
-          return this.#record(hasBudget, observation, slots, rolledBack, true);
+          return this.#record(hasBudget, observation, { answered, slots, rolledBack }, true);
         }
       });
   }
@@ -980,8 +983,7 @@ class Shared implements RateLimitCoordinator {
         blockForMs: blocked?.waitMs,
         banned: blocked?.banned ?? false,
       },
-      slots,
-      rolledBack,
+      { slots, rolledBack },
     ).catch(() => {});
     this.#lostAt = monotonic;
     // Said as what happened, whichever it was: Redis answers, it did not fail.
@@ -1138,7 +1140,7 @@ class Shared implements RateLimitCoordinator {
    * restores what it knows, instead of at its next call (idle, it might make none for long).
    */
   reconnected(): void {
-    if (this.#epoch > 0 && !this.closed()) void this.#record('2', { budget: undefined, blockForMs: undefined, banned: false }).catch(() => {});
+    if (this.#epoch > 0 && !this.closed()) void this.#record('2', { budget: undefined, blockForMs: undefined, banned: false }, {}).catch(() => {});
   }
 
   /**

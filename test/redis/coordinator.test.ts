@@ -702,7 +702,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const waits: number[] = [];
     for (let lost = 0; lost < 3; lost++) {
       const probe = await one.acquire({ throttle: true, leaseMs: 5_000 });
-      if (probe.kind !== 'granted') throw new Error(`probe ${lost} not granted: ${probe.kind}`);
+      if (probe.kind !== 'granted') throw new Error(`probe ${lost} not granted: ${probe.kind} ${JSON.stringify(probe)}`);
       probe.release(true);
       await connection.ping(); // ran after the release
       // A wait of 0 ("busy" or "lost") asks again at once: the release's message reached it while its script ran.
@@ -746,6 +746,33 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await other.observe({ status: 503, budget: undefined, blockForMs: undefined, banned: false });
     expect((await one.acquire({ throttle: true, leaseMs: 5_000 })).kind).toBe('granted');
   });
+
+  it('a process that reconnects to Redis while lost probes hold the next back leaves that wait as it is: only an answer ends it (before: the check of the state it makes on reconnecting ended a wait of 2 s, and another process probed at once)', async () => {
+    const prefix = fresh();
+    const { connection, coordinator: one } = await coordinatorOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    for (let lost = 1; lost <= 3; lost++) {
+      let probe = await one.acquire({ throttle: true, leaseMs: 5_000 });
+      for (let i = 0; i < 10 && probe.kind !== 'granted' && probe.waitMs === 0; i++) probe = await one.acquire({ throttle: true, leaseMs: 5_000 });
+      if (probe.kind !== 'granted') throw new Error(`probe ${lost} not granted: ${probe.kind}`);
+      probe.release(true);
+      // Its release has run (the script may go to Redis twice, the first time it is used).
+      const [state] = await inspector.keys(`${prefix}:*:state`);
+      expect(await until(async () => Number(await inspector.hGet(state!, 'lostProbes')) === lost)).toBe(true);
+      if (lost < 3) advanceClocks(500 * 2 ** (lost - 1) + 20);
+    }
+    // Three lost in a row: the next probe waits 2 s. The connection of the process that lost them drops.
+    const ready = new Promise((resolve) => connection.once('ready', resolve));
+    await inspector.sendCommand(['CLIENT', 'KILL', 'ID', String(await connection.clientId())]);
+    await ready;
+    await connection.ping(); // its check of the state, sent on 'ready', has run
+    let next = await other.acquire({ throttle: true, leaseMs: 5_000 });
+    for (let i = 0; i < 10 && next.kind !== 'granted' && next.waitMs === 0; i++) next = await other.acquire({ throttle: true, leaseMs: 5_000 });
+    expect(next.kind).toBe('lost');
+    expect((next as { waitMs: number }).waitMs).toBeGreaterThan(1_000);
+  }, 20_000);
 
   it('a slot held by a process that died is free again within its lease', async () => {
     const prefix = fresh();
