@@ -101,6 +101,15 @@ function parseFlags(argv: string[]) {
     const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /'--?([^'=]+)/.exec((error as Error).message)?.[1];
     const meant = unknown ? closest(unknown, Object.keys(FLAGS)) : undefined;
     if (meant) throw new Error(`Unknown option '--${unknown}' (did you mean --${meant}?).`);
+    // A stray argument after a key (`--key one two:pro`) may be a key itself: not echoed.
+    if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      const tokens = parseArgs({ args: argv, options: FLAGS, strict: false, allowPositionals: true, tokens: true }).tokens;
+      const stray = tokens.findIndex((token) => token.kind === 'positional');
+      const before = tokens[stray - 1];
+      if (before?.kind === 'option' && before.name === 'key') {
+        throw new Error("Unexpected argument after --key's value (not shown: it may be a key). Give each key its own --key: --key KEY --key KEY2:pro.");
+      }
+    }
     throw error;
   }
 }

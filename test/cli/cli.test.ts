@@ -372,6 +372,9 @@ describe('petstore-server CLI', () => {
     [['--nope'], /Unknown option '--nope'\n/],
     [['--quiet=yes'], /^petstore-server: Option '--quiet' does not take an argument\n/],
     [['--port', '0', 'extra'], /^petstore-server: Unexpected argument 'extra'/],
+    // A stray argument after a key may be a key: not echoed (node's parseArgs quoted it).
+    [['--key', 'my', 'secret:pro'], /^petstore-server: Unexpected argument after --key's value \(not shown: it may be a key\)\. Give each key its own --key: --key KEY --key KEY2:pro\.\n(?![^]*secret)/],
+    [['--port', '0', '--key=my', 'secret'], /^petstore-server: Unexpected argument after --key's value \(not shown: it may be a key\)\.(?![^]*secret)/],
     [['--prot', '4010'], /Unknown option '--prot' \(did you mean --port\?\)\.\n/],
     [['--fault-rat', '0.5'], /Unknown option '--fault-rat' \(did you mean --fault-rate\?\)\.\n/],
   ])('%j exits 2 with a message saying what is wrong', async (args, message) => {
