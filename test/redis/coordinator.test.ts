@@ -794,6 +794,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await long.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
     expect(await short.acquire({ throttle: false, leaseMs: 100 })).toMatchObject({ kind: 'granted' });
     const inspector = await connect(redis.url);
+    connections.push(inspector); // closed by afterAll if an assertion fails first
     const [slots] = await inspector.keys(`${prefix}:*:slots`);
     expect(await inspector.pTTL(slots!)).toBeGreaterThan(55_000);
     inspector.destroy();
@@ -1839,6 +1840,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const a = await processOf(server, prefix, { throttle: false, maxRetries: 0 });
     await Promise.allSettled([a.listPets(), a.listPets(), a.listPets()]);
     const inspector = await connect(redis.url);
+    connections.push(inspector); // closed by afterAll if an assertion fails first
     const keys = await inspector.keys(`${prefix}:*`);
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
@@ -1879,6 +1881,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const server = budgetServer(2);
     const prefix = fresh();
     const monitor = await connect(redis.url);
+    connections.push(monitor); // closed by afterAll if an assertion fails first
     const seen: string[] = [];
     await monitor.monitor((line) => void seen.push(line));
     const a = await processOf(server, prefix, { throttle: false, maxRetries: 0, baseUrl: `https://proxy.test/${KEY}/v1` });
