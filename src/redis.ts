@@ -401,6 +401,9 @@ function script(redis: RedisClient, source: string) {
 /** Why {@link bounded} gave up: Redis did not answer in time. */
 class SlowRedis extends Error {}
 
+/** Why a process falls back while Redis answers: Redis lost the key's state ({@link Shared.#lost}). */
+class LostState extends Error {}
+
 /** Rejects after `ms` (never for `Infinity`), or when `signal` aborts: no decision waits on Redis longer. */
 function bounded<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -628,6 +631,8 @@ class Shared implements RateLimitCoordinator {
   #snapshot: RateLimitState | undefined;
   /** When Redis last failed (on `performance.now()`), or `undefined` while it answers. */
   #failedAt: number | undefined;
+  /** What is said once Redis is used again: what the warning of the fall back said went wrong is over. */
+  #rejoined = 'Redis answers again';
   /** When this process last found that Redis lost the key's state ({@link Shared.#lost}), on `performance.now()`. */
   #lostAt = -Infinity;
   #subscribed: Promise<void> | undefined;
@@ -987,7 +992,7 @@ class Shared implements RateLimitCoordinator {
     ).catch(() => {});
     this.#lostAt = monotonic;
     // Said as what happened, whichever it was: Redis answers, it did not fail.
-    this.#fail(undefined, "Redis lost the key's rate-limit state, or part of it (FLUSHALL, an eviction under maxmemory, a restart, or a return to an older copy: an older snapshot, a replica that was behind); rate limits are coordinated in this process only for a second, while every process gives Redis back the slots it holds.");
+    this.#fail(new LostState());
   }
 
   changed(signal?: AbortSignal): Promise<void> {
@@ -1026,7 +1031,7 @@ class Shared implements RateLimitCoordinator {
   #answered(): void {
     if (this.#failedAt === undefined) return;
     this.#failedAt = undefined;
-    this.#warn('@animal-store/sdk: Redis answers again; rate limits are coordinated across processes again.');
+    this.#warn(`@animal-store/sdk: ${this.#rejoined}; rate limits are coordinated across processes again.`);
   }
 
   /** Says `message` through `onWarning`, else every bound client's logger, else the console; one that throws is reported and decides nothing. */
@@ -1034,11 +1039,23 @@ class Shared implements RateLimitCoordinator {
     notify(this.onWarning ? [this.onWarning] : this.loggers.size ? this.loggers : [console.warn], message);
   }
 
-  /** Falls back: Redis failed with `error`, said once; `warning` says instead what else happened (a lost state). */
-  #fail(error: unknown, warning = `Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`): void {
+  /**
+   * Falls back: Redis failed with `error`, said once; or (`error` a {@link LostState}) it answers
+   * but lost the key's state, which every process gives back meanwhile ({@link Shared.#lost}).
+   */
+  #fail(error: unknown): void {
     // Closed (the coordinator, or the app's client: a shutdown), the coordinator is not used, quietly.
     if (this.closed()) return;
-    if (this.#failedAt === undefined) this.#warn(`@animal-store/sdk: ${warning}`);
+    if (this.#failedAt === undefined) {
+      const lost = error instanceof LostState;
+      this.#warn(
+        lost
+          ? "@animal-store/sdk: Redis lost the key's rate-limit state, or part of it (FLUSHALL, an eviction under maxmemory, a restart, or a return to an older copy: an older snapshot, a replica that was behind); rate limits are coordinated in this process only for a second, while every process gives Redis back the slots it holds."
+          : `@animal-store/sdk: Redis failed (${error instanceof Error ? error.message : String(error)}); rate limits are coordinated in this process only until it answers again.`,
+      );
+      // Redis answered all along when it lost the state: what is back is the state.
+      this.#rejoined = lost ? "Redis holds the key's rate-limit state again" : 'Redis answers again';
+    }
     this.#failedAt = performance.now();
   }
 
