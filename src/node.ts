@@ -102,6 +102,8 @@ interface BodyWatch {
   broken?: BrokenBody;
   /** Rejects the body's reading, once it has begun. */
   cut?: (reason: BrokenBody) => void;
+  /** Called as the body's reading begins: the `100 Continue` a client that asked for one waits on. */
+  reading?: () => void;
 }
 
 /** Whether a raw header line's name is `lower` (given in lower case), in any case: lengths first, so most lines cost no copy. */
@@ -152,6 +154,7 @@ function incoming(req: IncomingMessage, origin: string, watch: BodyWatch): Incom
     method === 'GET' || method === 'HEAD'
       ? null
       : () => {
+          watch.reading?.();
           // Not destroyed when the reading stops early (a 413 midway): node:http then neither read
           // the rest nor closed the connection, and the requests after it went unanswered.
           const chunks = req.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array, undefined>;
@@ -469,10 +472,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   /** Connections whose unparsable rest was already refused: node:http reports each later packet again. */
   const refused = new WeakSet<Socket>();
   /**
-   * Connections that close after the answer to a request whose framing was faulty: node:http still
-   * parses the requests pipelined after it, which RFC 9112 (section 6.1) has no server process.
+   * Connections that close after an answer: to a request whose framing was faulty, or to one with
+   * Expect: 100-continue whose body had not all arrived. node:http still parses the requests
+   * pipelined after it, which RFC 9112 (sections 6.1 and 9.6) has no server process.
    */
-  const faultyFraming = new WeakSet<Socket>();
+  const closes = new WeakSet<Socket>();
   /**
    * Tells `onRequest` of an answer; one whose status never went out (`sent` false) reached nobody,
    * and the journal says so too. A listener that throws is reported, as the client's are, and the
@@ -488,19 +492,39 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       reportListenerError(error);
     }
   };
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  /**
+   * Sends a reply, as {@link send}. Answered without the 100 Continue it asked for, a request makes
+   * node:http close the connection (adding Connection: close): the client may send the body or
+   * not, so what it sends next could be either. Once the body has all arrived the doubt is gone,
+   * and a late 100 keeps the connection for what was pipelined after it, which the server may
+   * already have acted on. A dropped answer sends nothing.
+   */
+  const answer = (req: IncomingMessage, res: ServerResponse, watch: BodyWatch, reply: Reply) => {
+    if (watch.reading && !reply.dropped) {
+      if (req.complete) watch.reading();
+      else closes.add(req.socket);
+    }
+    return send(res, reply);
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false) => {
     // Neither answered nor journalled, as what follows a request with Connection: close.
-    if (faultyFraming.has(req.socket)) return;
+    if (closes.has(req.socket)) return;
     const started = performance.now();
     const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
     const watch: BodyWatch = {};
+    if (expectsContinue) {
+      watch.reading = () => {
+        delete watch.reading;
+        res.writeContinue();
+      };
+    }
     const coding = rawHeader(req.rawHeaders, 'Transfer-Encoding');
     // RFC 9112 (section 6.1): a Transfer-Encoding in HTTP/1.0 makes the framing faulty, and the
     // connection closes after the answer, whatever it is; node:http would read the body by it.
     const faulty = coding !== null && Number(req.httpVersion) < 1.1;
     if (faulty) {
       res.setHeader('Connection', 'close');
-      faultyFraming.add(req.socket);
+      closes.add(req.socket);
     }
     let reply: Reply | Promise<Reply>;
     try {
@@ -512,17 +536,17 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     }
     // Most answers are ready at once; only those that read a body or carry a fault wait.
     if (!(reply instanceof Promise)) {
-      log(reply, send(res, reply));
+      log(reply, answer(req, res, watch, reply));
       if (!req.complete) open.set(req.socket, { req, res, watch });
       return;
     }
     open.set(req.socket, { req, res, watch });
     void reply.then(
-      (ready) => log(ready, send(res, ready)),
+      (ready) => log(ready, answer(req, res, watch, ready)),
       () => {
         // serve() only rejects when something is badly wrong: still answer, as for everything else.
         const fallback = refuse(400, 'bad_request', 'The request could not be handled.');
-        log(fallback, !res.headersSent && send(res, fallback));
+        log(fallback, !res.headersSent && answer(req, res, watch, fallback));
       },
     );
   };
@@ -533,6 +557,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
   http.on('checkExpectation', handle);
+  // A request with Expect: 100-continue (HTTP/1.1 only: node:http serves an HTTP/1.0 one as any
+  // other, which RFC 9110, section 10.1.1, sends no 100) is told to send its body only when the
+  // server begins to read it; node:http sent 100 Continue at once, so a body refused by the
+  // headers alone (413, 401, 429…) was sent whole for nothing.
+  http.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
   /**
    * Answers on a bare socket, for what never became a request, in its turn, and closes the
    * connection. Refused as it arrived (the journal orders by arrival), it goes out once the answer

@@ -388,6 +388,122 @@ describe('startReferenceServer', () => {
     expect(JSON.parse(body!)).toHaveLength(2);
   });
 
+  describe('Expect: 100-continue', () => {
+    /**
+     * A connection that reads the server's answers one by one (a 1xx is a head alone, a final one
+     * its head and the body its Content-Length announces), as a client waiting for 100 Continue does.
+     */
+    function answers(url: string) {
+      const { port, hostname } = new URL(url);
+      const socket = connect(Number(port), hostname);
+      onTestFinished(() => void socket.destroy());
+      socket.on('error', () => {});
+      let buffered = '';
+      let wake = () => {};
+      socket.on('data', (d) => {
+        buffered += d;
+        wake();
+      });
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      /** The next whole answer. */
+      const next = async (): Promise<string> => {
+        for (;;) {
+          const end = buffered.indexOf('\r\n\r\n');
+          if (end >= 0) {
+            const head = buffered.slice(0, end + 4);
+            const length = /^HTTP\/1\.1 1\d\d /.test(head) ? 0 : Number(/^content-length: (\d+)\r$/im.exec(head)?.[1] ?? 0);
+            if (buffered.length >= head.length + length) {
+              const answer = buffered.slice(0, head.length + length);
+              buffered = buffered.slice(answer.length);
+              return answer;
+            }
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
+        }
+      };
+      return { socket, next, closed };
+    }
+
+    const json = '{"name":"a","categoryId":1}';
+    const post = (fields: string, length = json.length, key = 'k') =>
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n${fields}Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+
+    it.each([
+      ['a body over 1 MiB by its Content-Length', post('Content-Type: application/json\r\n', 1_048_577), 413, 'payload_too_large'],
+      ['a key that is not valid', post('Content-Type: application/json\r\n', json.length, 'wrong'), 401, 'invalid_api_key'],
+      ['a spent rate limit', post('Content-Type: application/json\r\n', json.length, 'one'), 429, 'rate_limited'],
+      ['a path not in the API', post('Content-Type: application/json\r\n').replace('/v1/pets', '/v1/cats'), 404, 'not_found'],
+      ['a method the path does not take', post('Content-Type: application/json\r\n').replace('/v1/pets', '/v1/store/orders'), 405, 'method_not_allowed'],
+      ['a Content-Type that is not JSON', post('Content-Type: text/plain\r\n'), 415, 'unsupported_media_type'],
+    ])('a request with Expect: 100-continue refused for %s gets its final answer at once, without 100 Continue, and the connection closes, so what the client sends next, its body or another request, is never misread (before: 100 Continue came first, and the client sent a body only to have it refused)', async (_, text, status, code) => {
+      running = await startReferenceServer({ apiKeys: { k: 'free', one: { perMinute: 1, perDay: 10 } } });
+      expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer one' } })).status).toBe(200);
+      const { socket, next, closed } = answers(running.url);
+      socket.write(text);
+      const answer = await next();
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(head).toMatch(/^connection: close\r?$/im);
+      expect(JSON.parse(body!)).toMatchObject({ code, status });
+      // A client that sends its next request instead of the body: it is neither read as the body nor answered.
+      socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n');
+      await closed;
+      expect(running.server.requests().map(({ method, path, status, code }) => `${method} ${path} ${status} ${code}`)).toEqual([
+        'GET /v1/pets 200 undefined',
+        `POST ${/^POST (\S+)/.exec(text)![1]} ${status} ${code}`,
+      ]);
+      expect(running.server.inspect().petCount).toBe(0);
+    });
+
+    it('a POST with Expect: 100-continue that the server reads gets 100 Continue, then after its body 201, and the connection serves on', async () => {
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
+      const { socket, next } = answers(running.url);
+      socket.write(post('Content-Type: application/json\r\n'));
+      expect(await next()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      socket.write(json);
+      const created = await next();
+      expect(created).toMatch(/^HTTP\/1\.1 201 /);
+      expect(created).not.toMatch(/^connection: close\r?$/im);
+      socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n');
+      const listed = await next();
+      expect(listed).toMatch(/^HTTP\/1\.1 200 /);
+      expect(JSON.parse(listed.split('\r\n\r\n')[1]!)).toEqual([{ id: 1, name: 'a', categoryId: 1 }]);
+      expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 201', 'GET /v1/pets 200']);
+      expect(log.map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', 'GET 200']);
+    });
+
+    it('a request pipelined after one with Expect: 100-continue answered without reading its body is neither acted on, answered nor journalled, as the connection closes, unless that body had all arrived by the answer: then a late 100 Continue goes before the refusal and the connection serves on (without it node:http closed the connection: a pet created, its 201 journalled and never sent)', async () => {
+      const pipelined = post('Content-Type: application/json\r\n').replace('Expect: 100-continue\r\n', '') + json;
+      const refused = [post('Content-Type: text/plain\r\n'), post('Content-Type: application/json\r\n', json.length, 'wrong')];
+      await withHeldAnswers(async (held, log) => {
+        // Held on a latency, the 415 is decided once node:http has parsed the whole packet.
+        // The POST after it closes the connection once answered: the answers are all there then.
+        const answer = raw(held.url, refused[0] + json + pipelined.replace('Content-Length', 'Connection: close\r\nContent-Length'), false);
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server holds both answers' }).toBe(2);
+        await vi.advanceTimersByTimeAsync(1_000);
+        expect((await answer).match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 100', 'HTTP/1.1 415', 'HTTP/1.1 201']);
+        await expect.poll(() => log.length).toBe(2);
+        expect(held.server.inspect().petCount).toBe(1);
+      });
+      await running!.close();
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      // Answered at once, before node:http parses the body and what follows it.
+      for (const text of refused) {
+        expect((await raw(running.url, text + json + pipelined, false)).match(/HTTP\/1\.1 \d+/g)).toEqual([`HTTP/1.1 ${text.includes('wrong') ? 401 : 415}`]);
+      }
+      expect(running.server.requests().map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 415', 'POST 401']);
+      expect(running.server.inspect().petCount).toBe(0);
+    });
+
+    it('an HTTP/1.0 request with Expect: 100-continue gets no 100 Continue, which RFC 9110 (section 10.1.1) forbids sending it, and its body is read', async () => {
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      const answer = await raw(running.url, post('Content-Type: application/json\r\n').replace('HTTP/1.1', 'HTTP/1.0') + json, false);
+      expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+      expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 201']);
+    });
+  });
+
   it('an HTTP/1.1 request without Host gets a 400 Error record with rate-limit headers, not node:http\'s bare 400', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
