@@ -33,7 +33,7 @@ import {
 } from './errors.js';
 import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
-import { checkRequestOptions, guarded, REQUEST_OPTIONS, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
+import { checkRequestOptions, DEFAULTS, guarded, REQUEST_OPTIONS, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
 import { REDACTED } from '../redact.js';
 import { isolated, isPermissionDenied, isThenable, orAbort, reportListenerError, sleep } from '../runtime.js';
@@ -506,8 +506,10 @@ export class PetStoreClient {
     maxResponseBytes: number;
     logLevel: LogLevel;
   } {
-    const { apiKey: _key, redact, baseUrl, fetch, onDeprecation, headers, coordinator, log, debug, ...rest } = this.#options;
-    return { apiKey: REDACTED, baseUrl: redact(baseUrl.href.replace(/\/$/, '')), ...rest };
+    const options = this.#options;
+    const json: Record<string, unknown> = { apiKey: REDACTED, baseUrl: options.redact(options.baseUrl.href.replace(/\/$/, '')) };
+    for (const name in DEFAULTS) json[name] = options[name as keyof typeof DEFAULTS];
+    return json as ReturnType<PetStoreClient['toJSON']>;
   }
 
   /** A one-line description for logs, with the API key redacted. */

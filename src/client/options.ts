@@ -450,17 +450,17 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   if (envLog && !envLevel) {
     log.warn(`The PETSTORE_LOG environment variable is "${redact(envLog).slice(0, 40)}", which is not one of ${LOG_LEVELS.join(', ')}: logging at ${logLevel}, the default.`);
   }
+  // Each default applied the one way, in DEFAULTS' order (toJSON shows them so); logLevel, which
+  // PETSTORE_LOG may give, is the one resolved above.
+  const tuned = {} as Record<string, unknown>;
+  for (const name in DEFAULTS) tuned[name] = options[name as keyof typeof DEFAULTS] ?? DEFAULTS[name as keyof typeof DEFAULTS];
   return {
     apiKey,
     redact,
     baseUrl,
-    maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
-    timeout: options.timeout ?? DEFAULTS.timeout,
-    maxRetryDelay: options.maxRetryDelay ?? DEFAULTS.maxRetryDelay,
-    throttle: options.throttle ?? DEFAULTS.throttle,
-    coordinator: bound(options.coordinator, { apiKey, baseUrl: baseUrl.href, warn: log.warn }),
-    maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+    ...(tuned as typeof DEFAULTS),
     logLevel,
+    coordinator: bound(options.coordinator, { apiKey, baseUrl: baseUrl.href, warn: log.warn }),
     log,
     debug: logLevel === 'debug',
     fetch: options.fetch,

@@ -31,6 +31,14 @@ describe('configuration', () => {
     expect(client().toJSON()).toMatchObject(DEFAULTS);
   });
 
+  it('toJSON() and toString() show exactly the settings, in a fixed order, given ones and defaults alike, the key redacted', () => {
+    const c = new PetStoreClient({ apiKey: 'k-settings', baseUrl: `${BASE_URL}/`, maxRetries: 5, throttle: false, logLevel: 'error', fetch: (request) => globalThis.fetch(request), headers: { 'X-Team': 'a' }, coordinator: createMemoryCoordinator() });
+    expect(Object.keys(c.toJSON())).toEqual(['apiKey', 'baseUrl', 'maxRetries', 'timeout', 'maxRetryDelay', 'throttle', 'maxResponseBytes', 'logLevel']);
+    expect(String(c)).toBe(
+      `PetStoreClient {"apiKey":"[redacted]","baseUrl":"${BASE_URL}","maxRetries":5,"timeout":30000,"maxRetryDelay":60000,"throttle":false,"maxResponseBytes":10485760,"logLevel":"error"}`,
+    );
+  });
+
   it('a missing API key throws ValidationError at construction, saying to pass apiKey or set PETSTORE_API_KEY', () => {
     vi.stubEnv('PETSTORE_API_KEY', '');
     expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(ValidationError);
