@@ -288,6 +288,28 @@ function mayHaveCreated(call: CallInfo, mayHaveSucceeded: boolean): string {
   return call.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
 }
 
+/**
+ * The caller's signal, followed by one of ours: any object with AbortSignal's methods passes the
+ * option check, and its getters and methods run here, once, where one that throws is a
+ * ValidationError, not an error of its own from deep inside a call. `unfollow` ends the call's
+ * listener (one that throws then has nothing left to stop).
+ */
+function follow(given: AbortSignal | undefined): { signal: AbortSignal | undefined; unfollow?: () => void } {
+  if (!given) return { signal: given };
+  const controller = new AbortController();
+  const abort = () => controller.abort(given.reason);
+  if (given.aborted) abort();
+  else given.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    unfollow: () => {
+      try {
+        given.removeEventListener('abort', abort);
+      } catch {}
+    },
+  };
+}
+
 /** The caller's signal ended the call: our error, with the signal's reason as its cause. */
 function aborted(call: CallInfo, signal: AbortSignal, mayHaveSucceeded: boolean): AbortError {
   return new AbortError({
@@ -523,13 +545,13 @@ export class PetStoreClient {
     // path segment) shows as [redacted]. The request itself goes to operation.url.
     const call: CallInfo = { operation: operation.name, method: operation.method, url: this.#options.redact(operation.url) };
     // Read once: a getter or proxy that throws is a ValidationError, and no attempt reads them again.
-    const { retries, ...read } = guarded(
+    const { retries, unfollow, ...read } = guarded(
       what,
       () => {
         checkRequestOptions(options, what, this.#options.redact);
         // null from JavaScript means the client's value, as undefined does (a default in the pattern takes undefined only).
         const { signal, timeout, maxRetries, headers } = options;
-        return { signal, timeout: timeout ?? this.#options.timeout, retries: maxRetries ?? this.#options.maxRetries, headers: this.#headersFor(operation, headers) };
+        return { ...follow(signal), timeout: timeout ?? this.#options.timeout, retries: maxRetries ?? this.#options.maxRetries, headers: this.#headersFor(operation, headers) };
       },
       NOTHING_SENT,
     );
@@ -563,6 +585,8 @@ export class PetStoreClient {
         error.message += state.sent === attempt ? ` This was attempt ${attempt} of ${retries + 1}.` : ` The call was refused before its attempt ${attempt} of ${retries + 1}.`;
       }
       throw error;
+    } finally {
+      unfollow?.();
     }
   }
 

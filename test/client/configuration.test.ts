@@ -136,6 +136,27 @@ describe('configuration', () => {
     expect(server.inspect().keys['key-pro']).toBeUndefined();
   });
 
+  it('a signal that looks like an AbortSignal but throws when used (its aborted getter, addEventListener) is a ValidationError with what it threw as its cause, and nothing is sent; one whose removeEventListener throws still serves the call', async () => {
+    const bug = new Error('signal bug');
+    const fails = (what: string) => () => {
+      throw Object.assign(bug, { what });
+    };
+    const base = { throwIfAborted() {}, addEventListener() {}, removeEventListener() {} };
+    for (const signal of [
+      Object.defineProperty({ ...base }, 'aborted', { get: fails('aborted') }),
+      { ...base, addEventListener: fails('addEventListener') },
+    ]) {
+      const error = await run(client().listPets({}, { signal: signal as unknown as AbortSignal }));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toBe('listPets options could not be read (a getter or proxy threw); see the error\'s cause. Nothing was sent.');
+      expect((error as Error).cause).toBe(bug);
+    }
+    expect(server.inspect().keys['key-pro']).toBeUndefined();
+    // Called as the call ends, it has nothing left to stop.
+    const page = await client().listPets({}, { signal: { ...base, removeEventListener: fails('removeEventListener') } as unknown as AbortSignal });
+    expect(Array.isArray(page)).toBe(true);
+  });
+
   it('options whose getter throws are a ValidationError that says so, with what it threw as its cause', () => {
     const bug = new Error('getter bug');
     const error = thrown(() => new PetStoreClient({ get apiKey(): string { throw bug; } })) as ValidationError;
