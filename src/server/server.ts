@@ -303,7 +303,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const admin = adminPath(pathname);
     const adminServed = admin !== undefined && config.admin;
     if (adminServed && method !== 'OPTIONS') {
-      return answerAdmin(request, method, admin, core).then((reply) => limited(reply, anonymous(at), at));
+      // Headed on the clock as it stands after the call, as its Date is: a clock moved years away
+      // left X-RateLimit-Reset on the minute it was called in.
+      return answerAdmin(request, method, admin, core).then((reply) => {
+        const after = now();
+        return limited(reply, anonymous(after), after);
+      });
     }
     const path = apiPath(pathname);
     const match = path === undefined ? undefined : matchRoute(path);

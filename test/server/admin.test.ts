@@ -160,6 +160,20 @@ describe('admin API over HTTP', () => {
     expect((await api('/pets/1')).status).toBe(200);
   });
 
+  it('POST /_admin/clock answers the rate-limit headers of the clock it set, as its Date does (before: X-RateLimit-Reset was the old clock\'s minute, years from its Date)', async () => {
+    const { http } = await start({ rateLimitHeaders: 'both' });
+    for (const set of ['2030-12-05T00:00:30Z', '2027-01-01T00:00:10Z', '2026-06-01T12:00:00Z']) {
+      const moved = await http('/_admin/clock', postJson({ set }));
+      expect(moved.headers.get('Date')).toBe(new Date(set).toUTCString());
+      // The untouched Free-plan minute of the new time: it resets at the end of that minute.
+      const minuteEnd = Math.ceil((Date.parse(set) + 1) / 60_000) * 60;
+      expect(moved.headers.get('X-RateLimit-Reset')).toBe(String(minuteEnd));
+      expect(moved.headers.get('RateLimit')).toBe(`"default";r=60;t=${minuteEnd - Date.parse(set) / 1000}`);
+    }
+    const advanced = await http('/_admin/clock', postJson({ advanceMs: 86_400_000 }));
+    expect(advanced.headers.get('X-RateLimit-Reset')).toBe(String(Date.parse('2026-06-02T12:01:00Z') / 1000));
+  });
+
   it.each([
     ['not JSON', '{"advanceMs":', 'invalid_json'],
     ['an empty body', '', 'invalid_json'],
