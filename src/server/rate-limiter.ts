@@ -91,9 +91,8 @@ export class RateLimiter {
   }
 
   stats(): Record<string, KeyStats> {
-    const out: Record<string, KeyStats> = {};
-    for (const [key, state] of this.#keys) out[key] = { ...state.stats };
-    return out;
+    // Defined, not assigned: a key named `__proto__` is a key like any other, not a prototype to set.
+    return Object.fromEntries([...this.#keys].map(([key, state]) => [key, { ...state.stats }]));
   }
 
   #state(key: string, now: number): KeyState {

@@ -626,6 +626,17 @@ describe('request ids, the journal and the clock in-process', () => {
     const { keys } = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
     expect(Object.keys(keys)).toEqual(['a…', 'same…', 'same…#2', 'same…#3']);
   });
+
+  it('a key named __proto__ has its counters in inspect() and GET /_admin/keys like any other (before: they were set as the prototype, and the key was missing)', async () => {
+    const server = createReferenceServer({ apiKeys: JSON.parse('{"__proto__": "pro", "constructor": "free"}'), admin: true });
+    for (const key of ['__proto__', '__proto__', 'constructor']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
+    const counters = (requests: number) => ({ requests, rateLimited: 0, insideRetryAfter: 0, bans: 0 });
+    const { keys } = server.inspect();
+    expect(Object.keys(keys)).toEqual(['__proto__', 'constructor']);
+    expect(Object.getOwnPropertyDescriptor(keys, '__proto__')?.value).toEqual(counters(2));
+    const admin = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
+    expect(admin).toEqual({ keys: { '__pr…': counters(2), 'cons…': counters(1) } });
+  });
 });
 
 describe('forced answers: Prefer: code=…', () => {
