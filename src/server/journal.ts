@@ -34,7 +34,7 @@ export interface RequestRecord {
   code: string | undefined;
   /** The `X-Request-Id` the answer carried. */
   requestId: string;
-  /** The API key's label (its first characters, never the key); `null` when no known key was checked (none, an unknown one, or a forced answer). */
+  /** The API key's label (its first characters, never the key; `my-k…#2` for a second key with the same label); `null` when no known key was checked (none, an unknown one, or a forced answer). */
   key: string | null;
   /** Whether the request came inside a `Retry-After` window announced to its key. */
   insideRetryAfter: boolean;

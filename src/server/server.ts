@@ -183,9 +183,20 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   let current = generation();
   const planFault = createFaultPlanner(config.faults);
   const keys = [...config.apiKeys.keys()];
-  /** Each key's label, made once: what logs, the journal and `/_admin/keys` show instead of the key. */
-  const labelOf = (key: string) => labels.get(key) ?? keyLabel(key);
-  const labels = new Map(keys.map((key) => [key, keyLabel(key)]));
+  /**
+   * Each key's label, made once: what logs, the journal, onBan and `/_admin/keys` show instead of
+   * the key. Keys that share one are told apart in the order they were given (`my-k…#2`), the same
+   * everywhere and after every reset.
+   */
+  const labelOf = (key: string) => labels.get(key)!;
+  const labels = new Map<string, string>();
+  const shared = new Map<string, number>();
+  for (const key of keys) {
+    const label = keyLabel(key);
+    const n = (shared.get(label) ?? 0) + 1;
+    shared.set(label, n);
+    labels.set(key, n === 1 ? label : `${label}#${n}`);
+  }
   /** The configured keys hidden in a text (see redact.ts). */
   const hideKeys = redactor(keys);
   /** The last credential presented that is no configured key, hidden the same way: a client sends the same one again and again. */
@@ -221,8 +232,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const idPrefix = Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
   let sequence = 0;
   /**
-   * Keys whose ban `onBan` was told of and whose end it was not yet told of. By key, not label:
-   * two keys may share one. Each ban's end is the limiter's (`banEnd`), so a clock set back moves
+   * Keys whose ban `onBan` was told of and whose end it was not yet told of, by key, as the limiter
+   * knows them. Each ban's end is the limiter's (`banEnd`), so a clock set back moves
    * the one copy; a key the limiter forgot (a reset) has its ban lifted now.
    */
   const banned = new Set<string>();
@@ -542,15 +553,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       return { petCount: current.store.size, keys: current.limiter.stats() };
     },
     /** What `GET /_admin/keys` lists: each key's counters under its label (`my-k…#2` for a second key with the same label). */
-    keys() {
-      const byLabel: Record<string, KeyStats> = {};
-      for (const [key, stats] of Object.entries(current.limiter.stats())) {
-        let label = labelOf(key);
-        for (let n = 2; Object.hasOwn(byLabel, label); n++) label = `${labelOf(key)}#${n}`;
-        byLabel[label] = stats;
-      }
-      return byLabel;
-    },
+    keys: () => Object.fromEntries(Object.entries(current.limiter.stats()).map(([key, stats]) => [labelOf(key), stats])),
     clock,
     requests: () => current.journal.list(),
     // Everything that arrived so far, a request still being answered included: it is not listed yet,

@@ -637,6 +637,31 @@ describe('request ids, the journal and the clock in-process', () => {
     const admin = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
     expect(admin).toEqual({ keys: { '__pr…': counters(2), 'cons…': counters(1) } });
   });
+
+  it('keys that share a label have one label each, the same in GET /_admin/keys, the journal and onBan, numbered in the order the keys were given (before: the journal showed both as same…, and /_admin/keys numbered them in the order they first sent)', async () => {
+    const events: BanEvent[] = [];
+    const server = createReferenceServer({
+      apiKeys: { 'same-one': 'free', 'same-two': { perMinute: 1, perDay: 100 } },
+      now: () => T0,
+      banThreshold: 0,
+      onBan: (event) => events.push(event),
+      admin: true,
+    });
+    for (const key of ['same-two', 'same-one', 'same-two', 'same-two']) await get(server, '/v1/pets', { Authorization: `Bearer ${key}` });
+    const { keys } = await (await server.fetch(new Request('http://a.test/_admin/keys'))).json();
+    expect(keys).toEqual({
+      'same…': { requests: 1, rateLimited: 0, insideRetryAfter: 0, bans: 0 },
+      'same…#2': { requests: 3, rateLimited: 2, insideRetryAfter: 1, bans: 1 },
+    });
+    const { requests } = await (await server.fetch(new Request('http://a.test/_admin/requests'))).json();
+    expect(requests.map((r: { key: string; status: number; code?: string }) => [r.key, r.status, r.code])).toEqual([
+      ['same…#2', 200, undefined],
+      ['same…', 200, undefined],
+      ['same…#2', 429, 'rate_limited'],
+      ['same…#2', 429, 'api_key_banned'],
+    ]);
+    expect(events.map(({ state, key }) => [state, key])).toEqual([['banned', 'same…#2']]);
+  });
 });
 
 describe('forced answers: Prefer: code=…', () => {
