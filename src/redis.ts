@@ -795,16 +795,22 @@ class Shared implements RateLimitCoordinator {
    * A new slot on Redis: `take` runs the decision (ACQUIRE) that takes it, `hold` notes it held
    * once granted (to restore it if Redis loses it), `release` gives it back. This process's
    * waiters need no round trip through Redis to hear of a release; their next decision is sent
-   * after it on the same connection.
+   * after it on the same connection. The release is sent once the take has settled: a take Redis
+   * did not know the script of (SCRIPT FLUSH, a restart) runs again by EVAL after its NOSCRIPT
+   * comes back, behind a release sent meanwhile, which would then give back nothing.
    */
   #slot(throttle: boolean, leaseMs: number, deadline: string) {
     const slot = String(Math.floor(Math.random() * Number.MAX_SAFE_INTEGER));
     const { state, slots, processes, formats, channel } = this.#keys;
+    // The take while it has not settled: a release meanwhile waits for it.
+    let taking: Promise<unknown> | undefined;
     const take = () =>
-      this.run.acquire(
-        [state, slots, processes, formats],
-        [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel, FORMAT],
-      );
+      (taking = this.run
+        .acquire(
+          [state, slots, processes, formats],
+          [throttle ? '1' : '0', String(Math.ceil(leaseMs)), slot, deadline, this.#id, String(PROCESS_TTL_MS), channel, FORMAT],
+        )
+        .finally(() => (taking = undefined)));
     // Whether Redis granted it as a probe of an unknown budget: lost, it holds the next probe back.
     let probe = false;
     const hold = (asProbe = false) => {
@@ -813,7 +819,9 @@ class Shared implements RateLimitCoordinator {
     };
     const release = (unanswered = false) => {
       this.#held.delete(slot);
-      void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0', probe ? '1' : '0']).catch(() => {});
+      const send = () => void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0', probe ? '1' : '0']).catch(() => {});
+      if (taking) void taking.then(send, send);
+      else send();
       this.wake();
     };
     return { take, hold, release };
