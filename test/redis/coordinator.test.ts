@@ -983,14 +983,15 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('Redis slow: a process that falls back leaves room for the slots Redis granted to other processes after its own last decision', async () => {
     // Before: it counted only the slots in flight at its last decision (none), and sent beside
-    // the 2 another process took since: 3 requests in flight on 3 left shared by 2 processes.
+    // the 2 another process took since: 3 requests in flight on 3 left shared by 2 processes. (A
+    // limit of 4: half of it, which the fallback leaves to the others in any case, is 2, not all 3.)
     const prefix = fresh();
     const { coordinator: other } = await warmProcessOf(prefix);
     const { coordinator: fallen } = await warmProcessOf(prefix);
-    await other.observe(answered(4, 50_000));
+    await other.observe(answered(4, 50_000, 4));
     for (let i = 0; i < 2; i++) expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
     // A later state through pub/sub: every message before it has reached the falling process too.
-    await other.observe(answered(3, 50_000));
+    await other.observe(answered(3, 50_000, 4));
     expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
     const inspector = await connect(redis.url);
     connections.push(inspector);
@@ -2625,5 +2626,177 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await connection.ping();
     expect(await inFlightOnRedis(inspector, prefix)).toBe(0);
     expect((await decideNow(other)).kind).toBe('granted');
+  });
+
+  /**
+   * A process of the key under `prefix` as {@link warmProcessOf} makes it, once Redis has run its
+   * first release: on a Redis that did not know the release script yet, its EVAL may run after the next decision.
+   */
+  const settledProcessOf = async (prefix: string) => {
+    const process = await warmProcessOf(prefix);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 0)).toBe(true);
+    return process;
+  };
+
+  it('a decision Redis grants inside a block this process knows of (its 429 recorded after the decision, the script flushed) is refused as blocked, and the slot Redis granted goes back at once, not after its lease', async () => {
+    const prefix = fresh();
+    const { connection, coordinator } = await warmProcessOf(prefix);
+    await connection.scriptFlush();
+    const probe = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    if (probe.kind === 'granted') probe.release();
+    void coordinator.observe({ status: 429, budget: undefined, blockForMs: 30_000, banned: false });
+    expect(await coordinator.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
+    await connection.ping();
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    expect(await inFlightOnRedis(inspector, prefix)).toBe(0);
+  });
+
+  it('Redis slow: a request a process sends while falling back and gives back unanswered (a timeout: the service may count it still) spends one of what its fallback knows is left, so it sends none in its place', async () => {
+    // 2 left of 3, shared with one other process: the fallback leaves it 1, so it may send one.
+    const { slow: fallen, caughtUp } = await slowRedis(600, 2, 3);
+    const sent = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    (sent as { release: (unanswered?: boolean) => void }).release(true);
+    expect(fallen.getSnapshot()).toMatchObject({ remaining: 1 });
+    expect((await fallen.acquire({ throttle: true, leaseMs: 60_000 })).kind).not.toBe('granted');
+    await caughtUp();
+  });
+
+  it('a node-redis client that is closed: a slot released after another call of the process was refused behind it, before that call waits, still wakes it', async () => {
+    const { connection, coordinator } = await coordinatorOf(fresh());
+    await connection.close();
+    const held = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    // Released between the refusal and the wait, as another call's answer may be.
+    (held as { release: () => void }).release();
+    let woken = false;
+    void coordinator.changed().then(() => void (woken = true));
+    expect(await until(() => woken, 500)).toBe(true);
+  });
+
+  it('Redis failing from the first decision, so that a process cannot count the others: its fallback leaves half the limit to them, and of 4 left of 4 sends 2', async () => {
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const { coordinator } = await coordinatorOf(fresh());
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    await coordinator.observe(answered(4, 50_000, 4));
+    let sent = 0;
+    for (let remaining = 4; remaining > 0; remaining--) {
+      const decision = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      if (decision.kind !== 'granted') break;
+      sent++;
+      await coordinator.observe(answered(remaining - 1, 50_000, 4));
+      decision.release();
+    }
+    expect(sent).toBe(2);
+    await inspector.ping();
+  });
+
+  it('a process that has not decided for a minute is counted no more, though the set of processes lives on (another decided since): the one left, falling back after the known window reset, probes a window of 2 (counted 3, it would wait for Redis)', async () => {
+    const prefix = fresh();
+    await warmProcessOf(prefix);
+    await warmProcessOf(prefix);
+    const { coordinator } = await warmProcessOf(prefix);
+    advanceClocks(30_000);
+    expect((await decideNow(coordinator)).kind).toBe('granted');
+    // The first two decided 61 s ago; the set lives on with the third's latest decision.
+    advanceClocks(31_000);
+    await coordinator.observe(answered(1, 1_000, 2));
+    expect((await decideNow(coordinator)).kind).toBe('granted');
+    advanceClocks(1_050);
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    (probe as { release: () => void }).release();
+    await inspector.ping();
+  });
+
+  it('a probe held back after a lost one while another process has a request in flight (throttle off) waits behind it (busy), as in-process, not only for the backoff', async () => {
+    const [a, b] = await twoCoordinators();
+    const probe = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(probe.kind).toBe('granted');
+    (probe as { release: (unanswered?: boolean) => void }).release(true);
+    const sent = await b.acquire({ throttle: false, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    expect(await a.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
+    (sent as { release: () => void }).release();
+  });
+
+  it('a state whose processes set expired with its last entry (every process idle for a minute) is not lost: the next decision keeps the epoch, with no warning, while a window of two minutes runs', async () => {
+    const warnings: string[] = [];
+    const { coordinator } = await coordinatorOf(fresh(), { onWarning: (m) => void warnings.push(m) });
+    await coordinator.observe(answered(10, 120_000));
+    expect((await decideNow(coordinator)).kind).toBe('granted');
+    advanceClocks(62_000);
+    expect((await decideNow(coordinator)).kind).toBe('granted');
+    expect(warnings).toEqual([]);
+  });
+
+  it('a decision busy behind another process\'s slot says to wait until that slot\'s lease ends (a release wakes it sooner), not to ask again at once', async () => {
+    const [holder, waiting] = await twoCoordinators();
+    const held = await holder.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    const decision = await waiting.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(decision.kind).toBe('busy');
+    expect((decision as { waitMs: number }).waitMs).toBeGreaterThan(50_000);
+    (held as { release: () => void }).release();
+  });
+
+  it('requests sent while the throttle steps aside (no rate-limit headers) and released unanswered are not taken from the window announced next, on Redis as in-process', async () => {
+    const { coordinator: a } = await settledProcessOf(fresh());
+    await a.observe({ status: 200, budget: undefined, blockForMs: undefined, banned: false });
+    const sent = await a.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    (sent as { release: (unanswered?: boolean) => void }).release(true);
+    await a.observe(answered(5, 30_000));
+    expect(a.getSnapshot()).toMatchObject({ remaining: 5 });
+  });
+
+  it('probes of an unknown budget lost in a row hold the next back for at most a minute, however many were lost', async () => {
+    const { coordinator } = await settledProcessOf(fresh());
+    let waitMs = 0;
+    for (let lost = 1; lost <= 8; lost++) {
+      const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      expect([lost, probe]).toEqual([lost, expect.objectContaining({ kind: 'granted' })]);
+      (probe as { release: (unanswered?: boolean) => void }).release(true);
+      // A wait of 0 asks again at once: the release's message reached it while its script ran.
+      let next = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      for (let i = 0; i < 10 && next.kind === 'lost' && next.waitMs === 0; i++) next = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+      expect([lost, next]).toEqual([lost, expect.objectContaining({ kind: 'lost' })]);
+      waitMs = (next as { waitMs: number }).waitMs;
+      advanceClocks(waitMs + 10);
+    }
+    // Half a second, doubling: the eighth would be 64 s.
+    expect(waitMs).toBeGreaterThan(30_000);
+    expect(waitMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('Redis slow in a new window: a process that falls back no longer counts the slots other processes held in the window it heard of them in, which has reset since (3 left of 4 in the new one, half the limit kept: it sends one)', async () => {
+    const prefix = fresh();
+    const { coordinator: other } = await settledProcessOf(prefix);
+    const { coordinator: fallen } = await settledProcessOf(prefix);
+    await other.observe(answered(4, 1_000, 4));
+    expect(await until(() => fallen.getSnapshot()?.remaining === 4)).toBe(true);
+    const held: AcquireDecision[] = [];
+    for (let i = 0; i < 2; i++) held.push(await other.acquire({ throttle: true, leaseMs: 60_000 }));
+    expect(held.map((d) => d.kind)).toEqual(['granted', 'granted']);
+    // A later state through pub/sub: the grants' messages have reached the falling process too.
+    await other.observe(answered(3, 1_000, 4));
+    expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
+    advanceClocks(1_050);
+    await fallen.observe(answered(3, 50_000, 4));
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const sent = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(sent.kind).toBe('granted');
+    for (const decision of [sent, ...held]) (decision as { release: () => void }).release();
+    await inspector.ping();
   });
 });
