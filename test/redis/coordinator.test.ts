@@ -2831,4 +2831,33 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       expect(warnings).toEqual([expect.stringMatching(/Redis lost the key's rate-limit state, or part of it \(.*older copy/)]);
     });
   }, 30_000);
+
+  it('Redis\' clock steps forward twice, once before a decision runs and again before its retry on the clock measured from the first reply: the second late reply in a row is taken as Redis running it late, and the process falls back with a warning rather than asking again', async () => {
+    const prefix = fresh();
+    const warnings: string[] = [];
+    // A timeout that the waits behind the holds below stay well within: the replies come back in time, only Redis' clock moves.
+    const { connection, coordinator } = await coordinatorOf(prefix, { commandTimeoutMs: 5_000, onWarning: (m) => void warnings.push(m) });
+    const first = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    expect(first.kind).toBe('granted');
+    (first as { release: () => void }).release();
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    expect(await until(async () => (await inFlightOnRedis(inspector, prefix)) === 0)).toBe(true);
+    const hold = await holdCommands(connection);
+    const decided = coordinator.acquire({ throttle: false, leaseMs: 60_000 });
+    expect(await until(hold.queued)).toBe(true);
+    // A second hold behind the decision: the retry its late reply sends waits on Redis behind it.
+    const list = `hold:${++holds}`;
+    const retryHeld = connection.blPop(list, 0);
+    redis.advanceClock(30_000); // Redis' clock alone, past the decision's deadline (twice the timeout)
+    await hold.end();
+    expect(await until(hold.queued)).toBe(true);
+    redis.advanceClock(30_000); // and again, past the retry's
+    await inspector.lPush(list, 'go');
+    await retryHeld;
+    const decision = await decided;
+    expect(decision.kind).toBe('granted');
+    (decision as { release: () => void }).release();
+    expect(warnings).toEqual([expect.stringMatching(/Redis failed \(Redis ran the decision more than 5000 ms late\)/)]);
+  });
 });
