@@ -551,7 +551,8 @@ export class PetStoreClient {
         checkRequestOptions(options, what, this.#options.redact);
         // null from JavaScript means the client's value, as undefined does (a default in the pattern takes undefined only).
         const { signal, timeout, maxRetries, headers } = options;
-        return { ...follow(signal), timeout: timeout ?? this.#options.timeout, retries: maxRetries ?? this.#options.maxRetries, headers: this.#headersFor(operation, headers) };
+        // The signal is followed last, once nothing else can refuse the call: a refused call would leave its listener.
+        return { timeout: timeout ?? this.#options.timeout, retries: maxRetries ?? this.#options.maxRetries, headers: this.#headersFor(operation, headers), ...follow(signal) };
       },
       NOTHING_SENT,
     );

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -152,6 +153,10 @@ describe('configuration', () => {
       expect((error as Error).cause).toBe(bug);
     }
     expect(server.inspect().keys['key-pro']).toBeUndefined();
+    // A call refused for another option leaves no listener on a signal the app keeps.
+    const kept = new AbortController().signal;
+    expect(await run(client().listPets({}, { signal: kept, headers: { 'X-Trace': 'a\nb' } }))).toBeInstanceOf(ValidationError);
+    expect(getEventListeners(kept, 'abort')).toHaveLength(0);
     // Called as the call ends, it has nothing left to stop.
     const page = await client().listPets({}, { signal: { ...base, removeEventListener: fails('removeEventListener') } as unknown as AbortSignal });
     expect(Array.isArray(page)).toBe(true);
