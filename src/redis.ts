@@ -929,7 +929,7 @@ class Shared implements RateLimitCoordinator {
    * service did answer), or what this process knows, and `slots` to restore (id, lease left in
    * ms) with the epoch found `rolledBack` (0: none). Resolves once the state it returns is adopted.
    */
-  #record(hasBudget: '0' | '1' | '2', observation: Omit<RateLimitObservation, 'status'>, { answered = false, slots = [], rolledBack = 0 }: { answered?: boolean; slots?: string[]; rolledBack?: number }, again = false): Promise<void> {
+  #record(hasBudget: '0' | '1' | '2', observation: Omit<RateLimitObservation, 'status'>, { answered = false, slots = [], rolledBack = 0 }: { answered?: boolean; slots?: string[]; rolledBack?: number } = {}, again = false): Promise<void> {
     const { budget, blockForMs, banned } = observation;
     const seen = this.#seen();
     const sentAt = performance.now();
@@ -1165,7 +1165,7 @@ class Shared implements RateLimitCoordinator {
    * restores what it knows, instead of at its next call (idle, it might make none for long).
    */
   reconnected(): void {
-    if (this.#epoch > 0 && !this.closed()) void this.#record('2', { budget: undefined, blockForMs: undefined, banned: false }, {}).catch(() => {});
+    if (this.#epoch > 0 && !this.closed()) void this.#record('2', { budget: undefined, blockForMs: undefined, banned: false }).catch(() => {});
   }
 
   /**
