@@ -313,7 +313,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const pathname = request.url.pathname;
     const admin = adminPath(pathname);
     const adminServed = admin !== undefined && config.admin;
-    if (adminServed && method !== 'OPTIONS') {
+    // Preflights go to a known admin path's own methods below; an unknown one has nothing to allow,
+    // so OPTIONS gets its 404 as every other method does.
+    if (adminServed && (method !== 'OPTIONS' || adminAllow(admin) === undefined)) {
       // Headed on the clock as it stands after the call, as its Date is: a clock moved years away
       // left X-RateLimit-Reset on the minute it was called in.
       return answerAdmin(request, method, admin, core).then((reply) => {

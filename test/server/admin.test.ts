@@ -240,6 +240,16 @@ describe('admin API over HTTP', () => {
     expect(await wrong.json()).toMatchObject({ code: 'method_not_allowed', status: 405, message: 'DELETE is not allowed on /_admin/keys. Allowed: GET, HEAD, OPTIONS.' });
   });
 
+  it('a preflight to an unknown admin path answers the 404 every other method gets there, listing the admin paths (before: a 204 that allowed the API\'s methods)', async () => {
+    const { http } = await start();
+    for (const path of ['/_admin/nope', '/_admin/', '/_admin/reset/more']) {
+      const preflight = await http(path, { method: 'OPTIONS', headers: { Origin: 'http://app.test', 'Access-Control-Request-Method': 'POST' } });
+      expect(preflight.status, path).toBe(404);
+      expect(preflight.headers.get('Access-Control-Allow-Methods'), path).toBeNull();
+      expect(await preflight.json(), path).toEqual(await (await http(path, { method: 'POST' })).json());
+    }
+  });
+
   it('an admin 404 or 405 quotes at most the start of what the client sent: 100 characters of a path, 20 of a method', async () => {
     const server = createReferenceServer({ admin: true });
     const path = `/${'x'.repeat(300)}`;
