@@ -15,13 +15,13 @@ export interface ServerClock {
   /**
    * Moves the clock forward by `ms` milliseconds, so a test skips a minute window, a ban or the
    * getPet sunset without waiting. Throws a `TypeError` unless `ms` is a finite number ≥ 0 that
-   * keeps the clock before the year 10000.
+   * keeps the clock at or before 9998-12-31T23:59:59.999Z, the latest it may be moved to.
    */
   advance(ms: number): void;
   /**
    * Sets the clock to `date` (a `Date`, epoch milliseconds, or an ISO 8601 date-time with its
-   * offset, such as `'2030-12-05T00:00:00Z'`), from 1970 to 9999; it runs on from there as the
-   * `now` option does. Throws a `TypeError` for anything else: a date alone (`'2030-12-05'`), a
+   * offset, such as `'2030-12-05T00:00:00Z'`), from 1970 to 9998-12-31T23:59:59.999Z; it runs on
+   * from there as the `now` option does. Throws a `TypeError` for anything else: a date alone (`'2030-12-05'`), a
    * date-time without its offset, or a day or time that does not exist.
    */
   set(date: Date | string | number): void;
@@ -85,18 +85,25 @@ function isoInstant(text: string): number {
   return exists && offsetHours <= 23 && offsetMinutes <= 59 ? Date.parse(text) : NaN;
 }
 
-/** The latest instant the clock may show: its dates keep four-digit years. */
+/** The latest instant the clock may show: its dates keep four-digit years, as an HTTP `Date` must. */
 export const LATEST_INSTANT = /* @__PURE__ */ Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/** Whether the clock may show `ms`: from 1970 to the end of 9999. */
-export const isClockInstant = (ms: number): boolean => Number.isFinite(ms) && ms >= 0 && ms <= LATEST_INSTANT;
+/**
+ * The latest instant the clock may be set or advanced to, and what messages say of it. The clock
+ * runs on from where it is moved, so the year 9999 is left for it to run in, and for windows and
+ * bans begun then to end in: moved to the end of 9999, a second later its `Date` read `01 Jan 10000`.
+ */
+export const LATEST_MOVE = '9998-12-31T23:59:59.999Z';
 
-/** Reads an instant strictly: a valid `Date`, epoch milliseconds, or an ISO 8601 date-time with its offset, from 1970 to 9999. */
+/** Whether the clock may be moved to `ms`: from 1970 to {@link LATEST_MOVE}. */
+export const isClockInstant = (ms: number): boolean => Number.isFinite(ms) && ms >= 0 && ms <= Date.parse(LATEST_MOVE);
+
+/** Reads an instant strictly: a valid `Date`, epoch milliseconds, or an ISO 8601 date-time with its offset, from 1970 to {@link LATEST_MOVE}. */
 export function toInstant(date: Date | string | number): number {
   const ms = date instanceof Date ? date.getTime() : typeof date === 'number' ? date : isoInstant(date);
   if (!isClockInstant(ms)) {
     throw new TypeError(
-      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to 9999, such as "2026-12-01T00:00:00Z"; got ${JSON.stringify(String(date)).slice(0, 60)}.`,
+      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to ${LATEST_MOVE}, such as "2026-12-01T00:00:00Z"; got ${JSON.stringify(String(date)).slice(0, 60)}.`,
     );
   }
   return ms;
@@ -147,11 +154,11 @@ async function moveClock(request: Incoming, clock: ServerClock): Promise<Reply> 
       clock.advance(advanceMs as number);
     } catch (thrown) {
       if (!(thrown instanceof TypeError)) throw thrown;
-      return error(400, 'invalid_body', `advanceMs must be a number of milliseconds, 0 or more, that keeps the clock before the year 10000. ${CLOCK_BODY}`);
+      return error(400, 'invalid_body', `advanceMs must be a number of milliseconds, 0 or more, that keeps the clock at or before ${LATEST_MOVE}, the latest it may be moved to. ${CLOCK_BODY}`);
     }
   } else {
     if (typeof set !== 'string' || !isClockInstant(isoInstant(set))) {
-      return error(400, 'invalid_body', `set must be an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to 9999, such as "2026-12-01T00:00:00Z". ${CLOCK_BODY}`);
+      return error(400, 'invalid_body', `set must be an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to ${LATEST_MOVE}, such as "2026-12-01T00:00:00Z". ${CLOCK_BODY}`);
     }
     clock.set(set);
   }

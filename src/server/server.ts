@@ -4,7 +4,7 @@
 import { MAX_TIMER_MS, orAbort, reportListenerError, sleep } from '../runtime.js';
 // The client's rule for finding a key in a text, so both sides hide it alike.
 import { redactor } from '../redact.js';
-import { adminAllow, answerAdmin, adminPath, isClockInstant, toInstant, type ServerClock } from './admin.js';
+import { adminAllow, answerAdmin, adminPath, isClockInstant, LATEST_MOVE, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
@@ -524,7 +524,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     now: () => new Date(now()),
     advance(ms) {
       if (typeof ms !== 'number' || !(ms >= 0) || !isClockInstant(now() + ms)) {
-        throw new TypeError(`clock.advance: expected a number of milliseconds, 0 or more, that keeps the clock before the year 10000; got ${String(ms)}.`);
+        throw new TypeError(`clock.advance: expected a number of milliseconds, 0 or more, that keeps the clock at or before ${LATEST_MOVE}; got ${String(ms)}.`);
       }
       offset += ms;
       endBans();

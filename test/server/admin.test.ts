@@ -174,6 +174,29 @@ describe('admin API over HTTP', () => {
     expect(advanced.headers.get('X-RateLimit-Reset')).toBe(String(Date.parse('2026-06-02T12:01:00Z') / 1000));
   });
 
+  it('POST /_admin/clock moves the clock no further than 9998-12-31T23:59:59.999Z, a 400 naming that instant past it, so a year is left for it to run on with HTTP dates (before: set to 9999-12-31T23:59:59.5Z, a second later Date read 01 Jan 10000)', async () => {
+    const { http, api, tick } = await start();
+    const latest = '9998-12-31T23:59:59.999Z';
+    for (const body of [{ set: '9999-12-31T23:59:59.5Z' }, { set: '9999-01-01T00:00:00Z' }, { advanceMs: Date.parse(latest) - T0 + 1 }]) {
+      const refused = await http('/_admin/clock', postJson(body));
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(await refused.json(), JSON.stringify(body)).toMatchObject({ code: 'invalid_body', message: expect.stringContaining(latest) });
+      expect(await (await http('/_admin/clock')).json()).toEqual({ now: new Date(T0).toISOString() });
+    }
+    expect(() => running!.server.clock.set('9999-06-01T00:00:00Z')).toThrow(new RegExp(latest.replaceAll('.', '\\.')));
+    expect(await (await http('/_admin/clock', postJson({ set: latest }))).json()).toEqual({ now: latest });
+    expect((await http('/_admin/clock', postJson({ advanceMs: 1 }))).status).toBe(400);
+    expect((await http('/_admin/clock', postJson({ advanceMs: 0 }))).status).toBe(200);
+    // A year of the clock running on from the latest instant: its dates are still dates of 9999.
+    tick(365 * 86_400_000);
+    const answer = await api('/pets');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('Date')).toBe('Fri, 31 Dec 9999 23:59:59 GMT');
+    expect(answer.headers.get('X-RateLimit-Reset')).toBe(String(Date.UTC(10000, 0, 1) / 1000));
+    const { requests } = await (await http('/_admin/requests')).json();
+    expect(requests.map((r: { time: string }) => r.time)).toEqual(['9999-12-31T23:59:59.999Z']);
+  });
+
   it.each([
     ['not JSON', '{"advanceMs":', 'invalid_json'],
     ['an empty body', '', 'invalid_json'],
@@ -392,11 +415,11 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(() => server.clock.set('tomorrow')).toThrow(/ISO 8601/);
   });
 
-  it('POST /_admin/clock {"advanceMs"} to the last instant the clock holds answers 200 or 400, never a 500, though the real clock ticks between its reads', async () => {
+  it('POST /_admin/clock {"advanceMs"} to the last instant the clock may be moved to answers 200 or 400, never a 500, though the real clock ticks between its reads', async () => {
     // The now option ticks a millisecond at every read, as a real clock may between two of them.
     let real = T0;
     const server = createReferenceServer({ now: () => real++, admin: true });
-    const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    const last = Date.UTC(9998, 11, 31, 23, 59, 59, 999);
     const statuses: number[] = [];
     for (let early = 0; early < 30; early++) {
       server.clock.set(new Date(last - 60_000));
@@ -622,9 +645,9 @@ describe('request ids, the journal and the clock in-process', () => {
   it('a banDurationMs whose end no date can hold is refused when the server is created (before: the request that earned the ban answered 500)', async () => {
     const options = { apiKeys: { 'ban-me-please': { perMinute: 1, perDay: 100 } }, now: () => T0, banThreshold: 0, onBan: () => {} };
     expect(() => createReferenceServer({ ...options, banDurationMs: Number.MAX_SAFE_INTEGER })).toThrow(/banDurationMs must be .* at most/);
-    // The longest accepted ban still ends on a date, even from the clock's last instant.
+    // The longest accepted ban still ends on a date, even from the last instant the clock may be moved to.
     const server = createReferenceServer({ ...options, banDurationMs: Date.UTC(9999, 11, 31, 23, 59, 59, 999) });
-    server.clock.set('9999-12-31T23:59:59.999Z');
+    server.clock.set('9998-12-31T23:59:59.999Z');
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await get(server, '/v1/pets', { Authorization: 'Bearer ban-me-please' })).status);
     expect(statuses).toEqual([200, 429, 429]);
