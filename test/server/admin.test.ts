@@ -273,6 +273,20 @@ describe('admin API over HTTP', () => {
     }
   });
 
+  it('HEAD on POST /_admin/reset is the 405 its GET gets, as every HEAD is its GET: Allow names the path\'s own methods (POST, OPTIONS), and Content-Length is the GET\'s, whose message names GET', async () => {
+    const { http, api } = await start();
+    await api('/pets', postJson({ name: 'Kept', categoryId: 1 }));
+    const [head, get] = [await http('/_admin/reset', { method: 'HEAD' }), await http('/_admin/reset')];
+    expect([head.status, get.status]).toEqual([405, 405]);
+    expect(head.headers.get('Allow')).toBe('POST, OPTIONS');
+    expect(get.headers.get('Allow')).toBe('POST, OPTIONS');
+    expect(await head.text()).toBe('');
+    const record = await get.text();
+    expect(JSON.parse(record).message).toBe('GET is not allowed on /_admin/reset. Allowed: POST, OPTIONS.');
+    expect(head.headers.get('Content-Length')).toBe(String(Buffer.byteLength(record)));
+    expect(running!.server.inspect().petCount).toBe(4); // nothing was reset
+  });
+
   it('an admin 404 or 405 quotes at most the start of what the client sent: 100 characters of a path, 20 of a method', async () => {
     const server = createReferenceServer({ admin: true });
     const path = `/${'x'.repeat(300)}`;
