@@ -3,6 +3,7 @@ library only: how a Python, Go or Java team uses the reference server as a fixtu
 
 Run: PETSTORE_SERVER="node dist/cli.js" python3 test/python/test_reference_server.py
 """
+import datetime
 import json
 import os
 import re
@@ -39,7 +40,9 @@ class ReferenceServerTest(unittest.TestCase):
         cls.process.stdout.close()
 
     def setUp(self):
+        # A reset leaves the clock where a test moved it: set it back to the real time too.
         self.admin("POST", "reset")
+        self.admin("POST", "clock", {"set": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")})
 
     def call(self, method, path, body=None, headers=None):
         request = urllib.request.Request(self.api + path, method=method, data=None if body is None else json.dumps(body).encode())
@@ -78,6 +81,20 @@ class ReferenceServerTest(unittest.TestCase):
         self.assertIn("Retry-After", headers)
         self.admin("POST", "clock", {"advanceMs": 60000})
         self.assertEqual(self.call("GET", "/pets")[0], 200)
+
+    def test_sunset_get_pet_is_gone_once_the_clock_passes_it(self):
+        self.admin("POST", "clock", {"set": "2030-12-05T00:00:00Z"})
+        _, _, pet = self.call("POST", "/pets", {"name": "Rex", "categoryId": 1})
+        status, headers, record = self.call("GET", "/pets/%d" % pet["id"])
+        self.assertEqual((status, record["code"]), (410, "gone"))
+        self.assertEqual(headers["Sunset"], "Thu, 05 Dec 2030 00:00:00 GMT")
+
+    def test_the_deprecated_get_pet_answers_with_its_sunset_on_the_clock_setup_restored(self):
+        # Runs after the test above: the clock it moved past the sunset is back to the real time.
+        _, _, pet = self.call("POST", "/pets", {"name": "Rex", "categoryId": 1})
+        status, headers, found = self.call("GET", "/pets/%d" % pet["id"])
+        self.assertEqual((status, found), (200, pet))
+        self.assertEqual((headers["Deprecation"], headers["Sunset"]), ("@1767225600", "Thu, 05 Dec 2030 00:00:00 GMT"))
 
     def test_forced_answers_change_nothing(self):
         status, _, record = self.call("POST", "/pets", {"name": "Rex", "categoryId": 1}, {"Prefer": "code=503"})
