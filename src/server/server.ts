@@ -400,7 +400,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       const allow = allowed(match.route);
       return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, at);
     }
-    return reply instanceof Promise ? reply.then((r) => limited(r, admission, at)) : limited(reply, admission, at);
+    // Counted when it arrived, answered once its body has: `t` counts from the answer, as its Date does,
+    // so the two agree with X-RateLimit-Reset (from the arrival, a slow body's t was that much too long).
+    return reply instanceof Promise ? reply.then((r) => limited(r, admission, now())) : limited(reply, admission, at);
   }
 
   /**

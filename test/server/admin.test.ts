@@ -380,6 +380,26 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.requests().map(({ method, path }) => `${method} ${path}`)).toEqual(['GET /v1/store/orders']);
   });
 
+  it('a createPet whose body arrives seconds later is counted and headed in the window it arrived in, with the Date of its answer and the RateLimit t counted from that Date, so Reset − Date and t agree (before: t counted from its arrival, up to a minute more)', async () => {
+    let now = T0;
+    const server = createReferenceServer({ apiKeys: { k: { perMinute: 5, perDay: 100 } }, now: () => now, rateLimitHeaders: 'both' });
+    // Arrives 10 s into the minute; its body comes 30 s later, then one whose body comes after the minute ended.
+    for (const [arrival, wait, t] of [[10_000, 30_000, 20], [70_000, 65_000, 0]] as const) {
+      now = T0 + arrival;
+      const slow = slowPost(server);
+      now += wait;
+      slow.finish();
+      const answer = await slow.answer;
+      expect(answer.status).toBe(201);
+      const minuteEnd = Math.ceil((T0 + arrival + 1) / 60_000) * 60;
+      expect(answer.headers.get('X-RateLimit-Reset')).toBe(String(minuteEnd));
+      expect(answer.headers.get('X-RateLimit-Remaining')).toBe('4');
+      expect(answer.headers.get('Date')).toBe(new Date(now).toUTCString());
+      expect(answer.headers.get('RateLimit')).toBe(`"default";r=4;t=${t}`);
+      expect(server.requests().at(-1)!.time).toBe(new Date(T0 + arrival).toISOString());
+    }
+  });
+
   it('server.clearRequests() forgets a request still being answered that arrived just before it, the last to arrive', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     const straggler = slowPost(server);
