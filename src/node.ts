@@ -353,6 +353,31 @@ function longTarget({ method, target, end, packet, bytesParsed }: RequestLine, o
   return [...TARGET_TOO_LONG, { method, url, header: (name) => rawHeader(raw, name), body: null }];
 }
 
+/**
+ * How long a connection the server closes is still read after its FIN, for a client that never
+ * closes its side (nginx's lingering_timeout is 5 s too).
+ */
+const LINGER_MS = 5_000;
+
+/**
+ * Closes a connection after `last`, as nginx's lingering close does: the server's side ends (FIN),
+ * and what the client still sends (a body it did not wait to be asked for, requests after the
+ * last answer) is read and dropped until it closes its side, for {@link LINGER_MS} at most.
+ * Closed at once with such bytes unread, the connection was reset, and the client could lose the
+ * answer before reading it.
+ */
+function linger(socket: Duplex, last?: string): void {
+  // Resumed: a socket node:http handed over (CONNECT's) is read by nobody else.
+  socket.resume().end(last);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/** node:http's way to close a connection after its last answer (`destroySoon`), made a {@link linger}. */
+function lingerSoon(this: Socket): void {
+  linger(this);
+}
+
 /** A whole HTTP/1.1 response, for a socket that has no ServerResponse; the connection closes after it. */
 function serialize(reply: Reply): string {
   const body = reply.body ?? '';
@@ -553,6 +578,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // requireHostHeader off: node:http would answer a Host-less HTTP/1.1 request with a bare 400 (no
   // Error record, no rate-limit headers); `hostProblem` gives it the server's 400 instead.
   const http = createServer({ requireHostHeader: false }, handle);
+  // node:http closes a connection after its last answer with destroySoon(): a FIN, then a close
+  // that resets the connection when the client's bytes are still unread. It lingers instead.
+  http.on('connection', (socket: Socket) => (socket.destroySoon = lingerSoon));
   // An Expect other than 100-continue is served like any request, as server.fetch and msw serve it
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
@@ -573,7 +601,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     const arrived = performance.now();
     const answer = () => {
       const sent = socket.writable;
-      if (sent) socket.end(serialize(reply));
+      if (sent) linger(socket, serialize(reply));
       else socket.destroy();
       record(reply, sent, performance.now() - arrived);
     };
@@ -585,7 +613,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // request whose body broke is answered as itself, and what follows a request still being
   // answered is answered after it, in order.
   http.on('clientError', (err: ParseError, socket: Socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    if (err.code === 'ECONNRESET') return void socket.destroy();
+    // A connection that lingers (see linger()) is read to its end whatever it holds.
+    if (!socket.writable) return;
     // What follows a request with Connection: close (or HTTP/1.0's default) is no request: RFC 9112
     // (section 9.6) processes none after it, and node:http closes the connection once it is answered.
     if (err.code === 'HPE_CLOSED_CONNECTION') return;

@@ -455,6 +455,49 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
+    it('a request with Expect: 100-continue refused from its headers whose client sends its body at once anyway gets its whole answer, then the server\'s FIN, never a reset: what the client still sends is read and dropped until it closes (before: node:http closed the connection with the body unread, and the kernel reset it, which may lose the answer)', async () => {
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      const { socket, next, closed } = answers(running.url);
+      const seen: string[] = [];
+      socket.on('end', () => seen.push('FIN'));
+      socket.on('error', (error: NodeJS.ErrnoException) => seen.push(error.code!));
+      // 32 MiB, far past both sides' socket buffers: most of it is still to come when the server closes.
+      const megabyte = Buffer.alloc(1_048_576, 'a');
+      socket.write(post('Content-Type: application/json\r\n', 32 * megabyte.length));
+      let sent = 0;
+      const pump = () => {
+        while (sent < 32 && socket.writable) {
+          sent++;
+          if (!socket.write(megabyte)) return void socket.once('drain', pump);
+        }
+      };
+      pump();
+      const [head, body] = (await next()).split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 413 /);
+      expect(JSON.parse(body!)).toMatchObject({ code: 'payload_too_large', status: 413 });
+      // The client ends its side on the server's FIN, once what it has written has gone out.
+      await closed;
+      expect(seen).toEqual(['FIN']);
+    });
+
+    it('a connection closing after a refusal is still read for 5 s after the server\'s FIN when its client never closes its side, then closed', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      onTestFinished(() => void vi.useRealTimers());
+      const serverSide = lastAccepted();
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      const { port, hostname } = new URL(running.url);
+      const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+      onTestFinished(() => void socket.destroy());
+      const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+      socket.resume().write(post('Content-Type: text/plain\r\n'));
+      await ended;
+      const closed = new Promise<void>((resolve) => serverSide()!.once('close', () => resolve()));
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(serverSide()!.destroyed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await closed;
+    });
+
     it('a POST with Expect: 100-continue that the server reads gets 100 Continue, then after its body 201, and the connection serves on', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
