@@ -588,8 +588,15 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // A request with Expect: 100-continue (HTTP/1.1 only: node:http serves an HTTP/1.0 one as any
   // other, which RFC 9110, section 10.1.1, sends no 100) is told to send its body only when the
   // server begins to read it; node:http sent 100 Continue at once, so a body refused by the
-  // headers alone (413, 401, 429…) was sent whole for nothing.
-  http.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
+  // headers alone (413, 401, 429…) was sent whole for nothing. One whose framing says it has no
+  // body (no Content-Length or Transfer-Encoding, or Content-Length: 0) has nothing to wait for: it
+  // is served as any other, without a 100 (the same section lets the server omit it), and its
+  // connection serves on, as Go's net/http does; node:http closed it (its `_expect_continue`).
+  http.on('checkContinue', (req: IncomingMessage, res: ServerResponse & { _expect_continue?: boolean }) => {
+    const body = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+    if (!body) res._expect_continue = false;
+    handle(req, res, body);
+  });
   /**
    * Answers on a bare socket, for what never became a request, in its turn, and closes the
    * connection. Refused as it arrived (the journal orders by arrival), it goes out once the answer

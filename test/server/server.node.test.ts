@@ -539,6 +539,24 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
+    it('a request with Expect: 100-continue whose framing says it has no body (a GET, a POST with Content-Length: 0) is served as any other, without 100 Continue, and the connection serves on (before: it closed after the answer, though no body could follow)', async () => {
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      const { socket, next } = answers(running.url);
+      const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n';
+      socket.write(`${get}Expect: 100-continue\r\n\r\n`);
+      const listed = await next();
+      expect(listed).toMatch(/^HTTP\/1\.1 200 /);
+      expect(listed).not.toMatch(/^connection: close\r?$/im);
+      socket.write(post('Content-Type: application/json\r\n', 0));
+      const refused = await next();
+      expect(refused).toMatch(/^HTTP\/1\.1 400 /);
+      expect(refused).toContain('"code":"invalid_json"');
+      expect(refused).not.toMatch(/^connection: close\r?$/im);
+      socket.write(`${get}\r\n`);
+      expect(await next()).toMatch(/^HTTP\/1\.1 200 /);
+      expect(running.server.requests().map(({ method, status }) => `${method} ${status}`)).toEqual(['GET 200', 'POST 400', 'GET 200']);
+    });
+
     it('an HTTP/1.0 request with Expect: 100-continue gets no 100 Continue, which RFC 9110 (section 10.1.1) forbids sending it, and its body is read', async () => {
       running = await startReferenceServer({ apiKeys: { k: 'free' } });
       const answer = await raw(running.url, post('Content-Type: application/json\r\n').replace('HTTP/1.1', 'HTTP/1.0') + json, false);
