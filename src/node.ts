@@ -620,7 +620,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // request whose body broke is answered as itself, and what follows a request still being
   // answered is answered after it, in order.
   http.on('clientError', (err: ParseError, socket: Socket) => {
-    if (err.code === 'ECONNRESET') return void socket.destroy();
+    // node:http times out a connection on which no request began (a browser's preconnect) as one
+    // whose request is late: it has no request to answer or journal, and just closes.
+    if (err.code === 'ECONNRESET' || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) return void socket.destroy();
     // A connection that lingers (see linger()) is read to its end whatever it holds.
     if (!socket.writable) return;
     // What follows a request with Connection: close (or HTTP/1.0's default) is no request: RFC 9112

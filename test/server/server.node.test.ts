@@ -864,6 +864,35 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
+    it('a connection on which no request began, timed out by node:http (its headersTimeout, 60 s), closes unanswered, unjournalled and unlogged; one whose request had begun is answered 408 (before: both were, the idle one journalled "? ? 408" for a request that never was)', async () => {
+      const accepted = lastAccepted();
+      const log: RequestLogEntry[] = [];
+      running = await startReferenceServer({ onRequest: (e) => log.push(e) });
+      const { port } = new URL(running.url);
+      const open = (text: string) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+        onTestFinished(() => void socket.destroy());
+        let answer = '';
+        socket.on('data', (d) => (answer += d));
+        return new Promise<string>((resolve) => socket.once('close', () => resolve(answer)));
+      };
+      const idle = open('');
+      const begun = open('GET /v1/pe');
+      await expect.poll(() => accepted()?.bytesRead, { message: 'the server reads the begun request' }).toBe(10);
+      // node:http checks its connections against headersTimeout every 30 s: here the timeout is 1 ms
+      // and its check (node's own, kept under a symbol) runs until both connections are timed out.
+      const http = (accepted() as Socket & { server: Record<symbol, { _onTimeout(): void }> & { headersTimeout: number } }).server;
+      http.headersTimeout = 1;
+      const check = http[Object.getOwnPropertySymbols(http).find((symbol) => symbol.description === 'http.server.connectionsCheckingInterval')!]!;
+      const both = Promise.all([idle, begun]);
+      await expect.poll(() => (check._onTimeout(), Promise.race([both, false]))).not.toBe(false);
+      const [unanswered, timedOut] = await both;
+      expect(unanswered).toBe('');
+      expect(timedOut).toMatch(/^HTTP\/1\.1 408 /);
+      expect(timedOut).toContain('"code":"request_timeout"');
+      expect((await told(log, 1)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['? ? 408']);
+    });
+
     it('a client that resets its connection halfway through a request\'s headers is told of nowhere, neither answered nor journalled nor logged, and the server serves on', async () => {
       const accepted = lastAccepted();
       const reported: unknown[] = [];
