@@ -646,6 +646,22 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     }
     answerSocket(socket, refuse(...unparsed(err, false, origin, last?.req)), last);
   });
+  // A request asking to upgrade the connection (Upgrade with Connection: upgrade) is served as a
+  // plain request: the server speaks no other protocol, and RFC 9110 (section 7.8) lets it ignore
+  // Upgrade. node:http stops parsing at one and dropped what followed it in the same packet, so
+  // it is handed back, without its Upgrade lines and with what came after it, to a parser of its
+  // own, once the answers before it have left (node:http's queue of them belongs to the old one).
+  http.on('upgrade', (req: IncomingMessage, socket: Socket & { _httpMessage?: ServerResponse | null }, rest: Buffer) => {
+    const raw = req.rawHeaders;
+    let head = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+    for (let i = 0; i < raw.length; i += 2) if (!named(raw[i]!, 'upgrade')) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+    socket.unshift(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), rest]));
+    const parse = () => {
+      if (socket._httpMessage) socket._httpMessage.once('close', parse);
+      else if (!socket.destroyed) http.emit('connection', socket);
+    };
+    parse();
+  });
   // CONNECT never reaches the request handler either: node hands over the socket, and without
   // this listener closes it unanswered. The socket is ours now, its errors included; a request
   // pipelined before it is still answered first, as before what node:http cannot parse.

@@ -295,6 +295,28 @@ describe('startReferenceServer', () => {
     }
   });
 
+  it('a request asking to upgrade the connection (Upgrade with Connection: upgrade: h2c, as curl --http2 asks, or websocket) is served as a plain request, its body read, and what was pipelined after it in the same packet is served in order (before: node:http dropped it, unanswered and unjournalled)', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const json = '{"name":"a","categoryId":1}';
+    const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n';
+    const h2c = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nContent-Length: ${json.length}\r\n\r\n${json}`;
+    const websocket = `${get}Connection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    const answer = await raw(running.url, `${get}\r\n${h2c}${websocket}${get}Connection: close\r\n\r\n`, false);
+    expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 201', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(answer.match(/\r\n\r\n[^H]*/g)!.map((body) => body.slice(4))).toEqual(['[]', `{"id":1,${json.slice(1)}`, '[{"id":1,"name":"a","categoryId":1}]', '[{"id":1,"name":"a","categoryId":1}]']);
+    expect(running.server.requests().map(({ method, status }) => `${method} ${status}`)).toEqual(['GET 200', 'POST 201', 'GET 200', 'GET 200']);
+    await running.close();
+    // Behind an answer still held (a latency fault), it waits for that answer to leave.
+    await withHeldAnswers(async (held) => {
+      const answered = raw(held.url, `${get}\r\n${websocket}${get}Connection: close\r\n\r\n`, false);
+      let answer: string | undefined;
+      void answered.then((text) => (answer = text));
+      while (answer === undefined) await vi.advanceTimersByTimeAsync(1_000);
+      expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+      expect(held.server.requests().map(({ method, status }) => `${method} ${status}`)).toEqual(['GET 200', 'GET 200', 'GET 200']);
+    });
+  });
+
   it('headers larger than node:http accepts answer 431 with an Error record', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
