@@ -26,6 +26,16 @@ function raw(url: string, text: string | Uint8Array, end = true): Promise<string
 }
 
 /**
+ * A raw answer's head and body: the text before its first blank line, and what follows it up to
+ * the next one (where a second answer's head begins). Text without a blank line is no answer.
+ */
+function headAndBody(answer: string): [head: string, body: string] {
+  const [head, body] = answer.split('\r\n\r\n') as [string, string?];
+  if (body === undefined) throw new Error(`No blank line ends a head in ${JSON.stringify(answer.slice(0, 200))}`);
+  return [head, body];
+}
+
+/**
  * The server's side of the last connection it accepted (node:net's diagnostics channel), to see
  * what it has read; unsubscribed when the test ends.
  */
@@ -85,7 +95,7 @@ describe('startReferenceServer', () => {
     const text = await raw(running.url, `HEAD /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
     expect(text).toMatch(/^HTTP\/1\.1 200/);
     expect(text).toMatch(/x-ratelimit-remaining: 59/i);
-    expect(text.split('\r\n\r\n')[1]).toBe('');
+    expect(headAndBody(text)[1]).toBe('');
   });
 
   it('a POST with an empty body answers 400, and one with Content-Length: 0 too', async () => {
@@ -153,10 +163,10 @@ describe('startReferenceServer', () => {
       // The client leaves its side open: the connection must neither stall on the unread body nor close before the GET.
       const answer = await raw(running.url, Buffer.concat([post(codings, body), Buffer.from(get)]), false);
       expect(answer.match(/HTTP\/1\.1 \d+/g), codings).toEqual(['HTTP/1.1 415', 'HTTP/1.1 200']);
-      const [head, record] = answer.split('\r\n\r\n');
+      const [head, record] = headAndBody(answer);
       expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
       const coding = codings.replace(/\r\ntransfer-encoding: /, ', ').slice('Transfer-Encoding: '.length);
-      expect(JSON.parse(record!.slice(0, record!.lastIndexOf('}') + 1))).toEqual({
+      expect(JSON.parse(record.slice(0, record.lastIndexOf('}') + 1))).toEqual({
         code: 'unsupported_media_type',
         status: 415,
         message: `Transfer-Encoding "${coding}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`,
@@ -181,9 +191,9 @@ describe('startReferenceServer', () => {
       // The client leaves its side open: the server closes the connection after its one answer.
       const answer = await raw(running.url, text + 'GET /v1/pets HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n', false);
       expect(answer.match(/HTTP\/1\.1 \d+/g), connection).toEqual(['HTTP/1.1 400']);
-      const [head, body] = answer.split('\r\n\r\n');
+      const [head, body] = headAndBody(answer);
       expect(head).toMatch(/^connection: close\r?$/im);
-      expect(JSON.parse(body!)).toEqual({
+      expect(JSON.parse(body)).toEqual({
         code: 'bad_request',
         status: 400,
         message: 'An HTTP/1.0 request cannot carry a Transfer-Encoding (RFC 9112, section 6.1). Send HTTP/1.1, or the body with a Content-Length.',
@@ -254,11 +264,11 @@ describe('startReferenceServer', () => {
   it('a request node:http cannot parse gets an Error record with rate-limit headers, not a bare 400', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `patch /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`);
-    const [head, body] = text.split('\r\n\r\n');
+    const [head, body] = headAndBody(text);
     expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
     expect(head).toMatch(/x-ratelimit-remaining: 60/i);
     expect(head).toMatch(/access-control-allow-origin: \*/i);
-    expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
+    expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400 });
   });
 
   it.each([
@@ -267,20 +277,20 @@ describe('startReferenceServer', () => {
     ['CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).'],
   ])('%s gets an answer written to the socket that says what is wrong and Connection: close, and the server closes the connection the client left open', async (_, text, status, code, message) => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
-    const [head, body] = (await raw(running.url, text, false)).split('\r\n\r\n');
+    const [head, body] = headAndBody(await raw(running.url, text, false));
     expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     expect(head).toMatch(/^connection: close\r?$/im);
-    expect(JSON.parse(body!)).toEqual({ code, message, status });
+    expect(JSON.parse(body)).toEqual({ code, message, status });
   });
 
   it('a method node:http cannot parse (unknown, or not in upper case) gets a 400 that says the method is the problem, with the rate-limit headers', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const method of ['FOO', 'patch', 'Post']) {
-      const [head, body] = (await raw(running.url, `${method} /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`)).split('\r\n\r\n');
+      const [head, body] = headAndBody(await raw(running.url, `${method} /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`));
       expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
       expect(head).toMatch(/^x-ratelimit-limit: 60\r?$/im);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('method') });
-      expect(JSON.parse(body!).message).toContain('GET, POST, HEAD and OPTIONS');
+      expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('method') });
+      expect(JSON.parse(body).message).toContain('GET, POST, HEAD and OPTIONS');
     }
   });
 
@@ -288,10 +298,10 @@ describe('startReferenceServer', () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const target of ['petstore.test:443', '/v1/pets']) {
       const text = await raw(running.url, `CONNECT ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`);
-      const [head, body] = text.split('\r\n\r\n');
+      const [head, body] = headAndBody(text);
       expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
       expect(head).toMatch(/x-ratelimit-remaining: 60/i);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400 });
+      expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400 });
     }
   });
 
@@ -320,18 +330,18 @@ describe('startReferenceServer', () => {
   it('headers larger than node:http accepts answer 431 with an Error record', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    const [head, body] = text.split('\r\n\r\n');
+    const [head, body] = headAndBody(text);
     expect(head).toMatch(/^HTTP\/1\.1 431/);
-    expect(JSON.parse(body!)).toMatchObject({ code: 'headers_too_large', status: 431 });
+    expect(JSON.parse(body)).toMatchObject({ code: 'headers_too_large', status: 431 });
   });
 
   it('a request line past node:http\'s header limit answers 414 uri_too_long, as a shorter one over 8,000 characters does, and large headers still 431', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET /v1/pets?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`);
-    const [head, body] = text.split('\r\n\r\n');
+    const [head, body] = headAndBody(text);
     expect(head).toMatch(/^HTTP\/1\.1 414/);
     expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
-    expect(JSON.parse(body!)).toMatchObject({ code: 'uri_too_long', status: 414 });
+    expect(JSON.parse(body)).toMatchObject({ code: 'uri_too_long', status: 414 });
     const headers = await raw(running.url, `GET /v1/pets?x=${'a'.repeat(7_000)} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(headers).toMatch(/^HTTP\/1\.1 431/);
     // A target past the limit alone is too long, though its URL drops most of it (a fragment).
@@ -341,9 +351,9 @@ describe('startReferenceServer', () => {
   it('an absolute-form target whose authority, or a target whose fragment, makes it pass node:http\'s header limit answers 414 uri_too_long saying which is too long, not the path and query, journalled with its method and ? (before: the message blamed the path and query, however short)', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const answer = async (target: string) => {
-      const [head, body] = (await raw(running!.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
+      const [head, body] = headAndBody(await raw(running!.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`));
       expect(head, target.slice(0, 40)).toMatch(/^HTTP\/1\.1 414 /);
-      return JSON.parse(body!);
+      return JSON.parse(body);
     };
     const tooLong = (message: string) => ({ code: 'uri_too_long', status: 414, message });
     const authority = tooLong('The request target\'s authority (the scheme and host before its path) is too long. Send the path alone, such as /v1/pets, with the host in a Host header.');
@@ -380,8 +390,8 @@ describe('startReferenceServer', () => {
       const { pathname, search } = new URL(start, origin);
       const target = (length: number) => start + 'a'.repeat(length - pathname.length - search.length);
       const answer = async (length: number, headers: string) => {
-        const [head, body] = (await raw(running!.url, `GET ${target(length)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${headers}Connection: close\r\n\r\n`)).split('\r\n\r\n');
-        return [/^HTTP\/1\.1 (\d+)/.exec(head!)?.[1], JSON.parse(body!).code];
+        const [head, body] = headAndBody(await raw(running!.url, `GET ${target(length)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n${headers}Connection: close\r\n\r\n`));
+        return [/^HTTP\/1\.1 (\d+)/.exec(head)?.[1], JSON.parse(body).code];
       };
       expect(await answer(8_000, ''), start).toEqual(served);
       expect(await answer(8_001, ''), start).toEqual(['414', 'uri_too_long']);
@@ -404,10 +414,10 @@ describe('startReferenceServer', () => {
   it('an Expect other than 100-continue is answered as in-process, not with node:http\'s bare 417', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 2 });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nExpect: something\r\nConnection: close\r\n\r\n`);
-    const [head, body] = text.split('\r\n\r\n');
+    const [head, body] = headAndBody(text);
     expect(head).toMatch(/^HTTP\/1\.1 200/);
     expect(head).toMatch(/^x-ratelimit-remaining: 59\r?$/im);
-    expect(JSON.parse(body!)).toHaveLength(2);
+    expect(JSON.parse(body)).toHaveLength(2);
   });
 
   describe('Expect: 100-continue', () => {
@@ -463,10 +473,10 @@ describe('startReferenceServer', () => {
       const { socket, next, closed } = answers(running.url);
       socket.write(text);
       const answer = await next();
-      const [head, body] = answer.split('\r\n\r\n');
+      const [head, body] = headAndBody(answer);
       expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(head).toMatch(/^connection: close\r?$/im);
-      expect(JSON.parse(body!)).toMatchObject({ code, status });
+      expect(JSON.parse(body)).toMatchObject({ code, status });
       // A client that sends its next request instead of the body: it is neither read as the body nor answered.
       socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n');
       await closed;
@@ -494,9 +504,9 @@ describe('startReferenceServer', () => {
         }
       };
       pump();
-      const [head, body] = (await next()).split('\r\n\r\n');
+      const [head, body] = headAndBody(await next());
       expect(head).toMatch(/^HTTP\/1\.1 413 /);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'payload_too_large', status: 413 });
+      expect(JSON.parse(body)).toMatchObject({ code: 'payload_too_large', status: 413 });
       // The client ends its side on the server's FIN, once what it has written has gone out.
       await closed;
       expect(seen).toEqual(['FIN']);
@@ -533,7 +543,7 @@ describe('startReferenceServer', () => {
       socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n');
       const listed = await next();
       expect(listed).toMatch(/^HTTP\/1\.1 200 /);
-      expect(JSON.parse(listed.split('\r\n\r\n')[1]!)).toEqual([{ id: 1, name: 'a', categoryId: 1 }]);
+      expect(JSON.parse(headAndBody(listed)[1])).toEqual([{ id: 1, name: 'a', categoryId: 1 }]);
       expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 201', 'GET /v1/pets 200']);
       expect(log.map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', 'GET 200']);
     });
@@ -590,11 +600,11 @@ describe('startReferenceServer', () => {
   it('an HTTP/1.1 request without Host gets a 400 Error record with rate-limit headers, not node:http\'s bare 400', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
-    const [head, body] = text.split('\r\n\r\n');
+    const [head, body] = headAndBody(text);
     expect(head).toMatch(/^HTTP\/1\.1 400/);
     expect(head).toMatch(/^x-ratelimit-limit: 60\r?$/im);
     expect(head).toMatch(/^x-request-id: [0-9a-f]{16}\r?$/im);
-    expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('Host') });
+    expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('Host') });
     // HTTP/1.0 has no Host to require: it is served on the server's own origin.
     expect(await raw(running.url, `GET /v1/pets HTTP/1.0\r\nAuthorization: Bearer k\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200/);
     expect(running.server.inspect().keys.k).toMatchObject({ requests: 1 });
@@ -611,11 +621,11 @@ describe('startReferenceServer', () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const version of ['1.1', '1.0']) {
       const text = await raw(running.url, `GET /v1/pets HTTP/${version}\r\nHost: a.test\r\nhost: b.test\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
-      const [head, body] = text.split('\r\n\r\n');
+      const [head, body] = headAndBody(text);
       expect(head).toMatch(/^HTTP\/1\.1 400/);
       expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
       expect(head).toMatch(/^x-request-id: [0-9a-f]{16}\r?$/im);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('one Host') });
+      expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('one Host') });
     }
     expect(running.server.inspect().keys).toEqual({});
   });
@@ -628,10 +638,10 @@ describe('startReferenceServer', () => {
     const hosts = ['localhost:99999', '1.2.3.4.5', '[zz]', 'a b', 'a.test, b.test', 'a@b', 'b/x', 'b:1/x', 'a@[::1]', '[::1]/x', '[::1]:1/x', 'a b:1x', `a b${'x'.repeat(200)}`, 'a%', 'a%G1', 'a%4:80', 'a%20b', 'a%2Fb', 'a%FF'];
     for (const host of hosts) {
       const text = await raw(running.url, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
-      const [head, body] = text.split('\r\n\r\n');
+      const [head, body] = headAndBody(text);
       expect(head, host).toMatch(/^HTTP\/1\.1 400/);
       expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining(`Host header "${host.slice(0, 100)}" is not a host and port`) });
+      expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining(`Host header "${host.slice(0, 100)}" is not a host and port`) });
     }
     await expect.poll(() => log.length).toBe(hosts.length);
     expect(running.server.requests().map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(hosts.map(() => 'GET /v1/pets?limit=1 400'));
@@ -648,7 +658,7 @@ describe('startReferenceServer', () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const json = '{"name":"a","categoryId":1}';
     for (const [host, origin] of [['example.test:', 'http://example.test'], ['[::1]:', 'http://[::1]']] as const) {
-      const [head] = (await raw(running.url, `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\nConnection: close\r\n\r\n${json}`)).split('\r\n\r\n');
+      const [head] = headAndBody(await raw(running.url, `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\nConnection: close\r\n\r\n${json}`));
       expect(head, host).toMatch(/^HTTP\/1\.1 201/);
       expect(head).toMatch(new RegExp(`^location: ${origin.replace(/[[\]]/g, '\\$&')}/v1/pets/\\d+\r?$`, 'im'));
     }
@@ -667,8 +677,8 @@ describe('startReferenceServer', () => {
   it('a truncated body from injected faults announces its full length and is cut halfway', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 5, faults: { rate: 1, kinds: ['truncate'] } });
     const text = await raw(running.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
-    const [head, body = ''] = text.split('\r\n\r\n');
-    const announced = Number(/content-length: (\d+)/i.exec(head!)?.[1]);
+    const [head, body] = headAndBody(text);
+    const announced = Number(/content-length: (\d+)/i.exec(head)?.[1]);
     expect(announced).toBeGreaterThan(0);
     expect(body.length).toBe(Math.floor(announced / 2));
     await expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).text()).rejects.toThrow();
@@ -686,10 +696,10 @@ describe('startReferenceServer', () => {
   it('a request target that starts with // is a path on the Host header\'s origin, never another host: //evil.example/v1/pets is a 404', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     for (const target of ['//evil.example/v1/pets', '//x/v1/pets']) {
-      const [head, body] = (await rawPost(target)).split('\r\n\r\n');
+      const [head, body] = headAndBody(await rawPost(target));
       expect(head).toMatch(/^HTTP\/1\.1 404/);
       expect(head).not.toMatch(/^location:/im);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'not_found', status: 404, message: expect.stringContaining(`${target} is not part of the API`) });
+      expect(JSON.parse(body)).toMatchObject({ code: 'not_found', status: 404, message: expect.stringContaining(`${target} is not part of the API`) });
     }
     expect(running.server.inspect().petCount).toBe(0);
   });
@@ -698,10 +708,10 @@ describe('startReferenceServer', () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     // The origin server uses the target's authority, not Host (RFC 9112, section 3.2.2).
     expect(await rawPost('http://other.test/v1/pets')).toMatch(/^location: http:\/\/other\.test\/v1\/pets\/1\r$/im);
-    const [head, body] = (await rawPost('ftp://other.test/v1/pets')).split('\r\n\r\n');
+    const [head, body] = headAndBody(await rawPost('ftp://other.test/v1/pets'));
     expect(head).toMatch(/^HTTP\/1\.1 400/);
     expect(head).not.toMatch(/^location:/im);
-    expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('http(s) URL') });
+    expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('http(s) URL') });
     expect(running.server.inspect().petCount).toBe(1);
   });
 
@@ -954,12 +964,12 @@ describe('startReferenceServer', () => {
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       const answer = await raw(running.url, text);
       expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
-      const [top, body] = answer.split('\r\n\r\n');
+      const [top, body] = headAndBody(answer);
       expect(top).toMatch(/^HTTP\/1\.1 400/);
       expect(top).toMatch(/^x-ratelimit-remaining: 59\r?$/im);
       expect(top).toMatch(/^connection: close\r?$/im);
-      expect(JSON.parse(body!)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('body') });
-      const requestId = /^x-request-id: (\S+)\r?$/im.exec(top!)?.[1];
+      expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', status: 400, message: expect.stringContaining('body') });
+      const requestId = /^x-request-id: (\S+)\r?$/im.exec(top)?.[1];
       expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status: 400, code: 'bad_request', requestId }]);
       expect(running.server.inspect().petCount).toBe(0);
     });
@@ -974,11 +984,11 @@ describe('startReferenceServer', () => {
       const chunked = (extension: string, trailer: string) => `${head}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}${extension}\r\n${body}\r\n0\r\n${trailer}\r\n`;
       const answer = await raw(running.url, chunked(extension, trailer));
       expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
-      const [top, json] = answer.split('\r\n\r\n');
+      const [top, json] = headAndBody(answer);
       expect(top).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(top).toMatch(/^connection: close\r?$/im);
-      expect(JSON.parse(json!)).toEqual({ code, status, message });
-      const requestId = /^x-request-id: (\S+)\r?$/im.exec(top!)?.[1];
+      expect(JSON.parse(json)).toEqual({ code, status, message });
+      const requestId = /^x-request-id: (\S+)\r?$/im.exec(top)?.[1];
       expect(await told(log, 1)).toEqual([{ method: 'POST', path: '/v1/pets', status, code, requestId }]);
       expect(running.server.inspect().petCount).toBe(0);
       expect(await raw(running.url, chunked(';x=y', 'X-Trailer: y\r\n'))).toMatch(/^HTTP\/1\.1 201/);
@@ -1111,7 +1121,7 @@ describe('startReferenceServer', () => {
       await send(`GET /v1/pets?x=${filler}`);
       await send(`POST http://other.test/secret-key-123/v1/pets?x=${filler}`);
       await send(`GET /v1/pets?token=sk-presented&x=${filler}`, 'sk-presented');
-      const [get, head] = [await send(`GET /v1/pets?x=${filler}`), await send(`HEAD /v1/pets?x=${filler}`)].map((text) => text.split('\r\n\r\n'));
+      const [get, head] = [await send(`GET /v1/pets?x=${filler}`), await send(`HEAD /v1/pets?x=${filler}`)].map(headAndBody);
       // A target too long for the packet node:http failed in: the headers after it are unknown, and
       // so is the key they present, which the path may hold.
       await send(`GET /v1/pets?token=sk-presented&x=${'a'.repeat(100_000)}`, 'sk-presented');
@@ -1125,7 +1135,7 @@ describe('startReferenceServer', () => {
       ]);
       expect(JSON.stringify(log)).not.toMatch(/secret-key-123|sk-presented/);
       expect(head![0]).toMatch(/^HTTP\/1\.1 414/);
-      expect(head![0]).toMatch(new RegExp(`^content-length: ${Buffer.byteLength(get![1]!)}\r?$`, 'im'));
+      expect(head![0]).toMatch(new RegExp(`^content-length: ${Buffer.byteLength(get![1])}\r?$`, 'im'));
       expect(head![1]).toBe('');
     });
 
@@ -1139,7 +1149,7 @@ describe('startReferenceServer', () => {
         await send('HEAD /v1/pets?token=secret-key-123', big),
         await send('GET /v1/pets', 'No Header: y\r\n'),
         await send('HEAD /v1/pets', 'No Header: y\r\n'),
-      ].map((text) => text.split('\r\n\r\n'));
+      ].map(headAndBody);
       expect((await told(log, 4)).map(({ method, path, status, code }) => [method, path, status, code])).toEqual([
         ['GET', '?', 431, 'headers_too_large'],
         ['HEAD', '?', 431, 'headers_too_large'],
@@ -1149,7 +1159,7 @@ describe('startReferenceServer', () => {
       expect(JSON.stringify(log)).not.toContain('secret-key-123');
       for (const [get, head] of [answers.slice(0, 2), answers.slice(2, 4)]) {
         expect(head![0]!.split('\r\n')[0]).toBe(get![0]!.split('\r\n')[0]);
-        expect(head![0]).toMatch(new RegExp(`^content-length: ${Buffer.byteLength(get![1]!)}\r?$`, 'im'));
+        expect(head![0]).toMatch(new RegExp(`^content-length: ${Buffer.byteLength(get![1])}\r?$`, 'im'));
         expect(head![1]).toBe('');
       }
     });
@@ -1210,10 +1220,10 @@ describe('startReferenceServer', () => {
       const body = '{"name":"a","categoryId":1}';
       for (const version of ['2.0', '3.0', '1.2']) {
         const text = await raw(running.url, `${head.replace('HTTP/1.1', `HTTP/${version}`)}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
-        const [top, json] = text.split('\r\n\r\n');
+        const [top, json] = headAndBody(text);
         expect(top, version).toMatch(/^HTTP\/1\.1 400/);
         expect(top).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
-        expect(JSON.parse(json!)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
+        expect(JSON.parse(json)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
       }
       expect((await told(log, 3)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['POST /v1/pets 400', 'POST ? 400', 'POST ? 400']);
       expect(running.server.inspect()).toEqual({ petCount: 0, keys: {} });
@@ -1222,7 +1232,7 @@ describe('startReferenceServer', () => {
     it('a request line node:http refuses at its HTTP/1.1 (PRI * HTTP/1.1, reserved for HTTP/2\'s preface; HTTP/1.1 followed by a space or a bare LF) gets the generic 400, journalled with its method, and HTTP/3.0 still the one saying the version is not spoken (before: all were told the version is not one the server speaks, though it is)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
-      const message = async (line: string) => JSON.parse((await raw(running!.url, `${line}Host: x\r\n\r\n`)).split('\r\n\r\n')[1]!).message;
+      const message = async (line: string) => JSON.parse(headAndBody(await raw(running!.url, `${line}Host: x\r\n\r\n`))[1]).message;
       const generic = 'The request is not valid HTTP/1.1 (check the method, the request line and the headers).';
       expect(await message('PRI * HTTP/1.1\r\n')).toBe(generic);
       expect(await message('GET /v1/pets HTTP/1.1 \r\n')).toBe(generic);
@@ -1236,10 +1246,10 @@ describe('startReferenceServer', () => {
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       // The preface and an empty SETTINGS frame, in one write as clients send them; the client leaves its side open.
       const preface = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
-      const [head, body] = (await raw(running.url, preface, false)).split('\r\n\r\n');
+      const [head, body] = headAndBody(await raw(running.url, preface, false));
       expect(head).toMatch(/^HTTP\/1\.1 400/);
       expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
-      expect(JSON.parse(body!)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
+      expect(JSON.parse(body)).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
       expect((await told(log, 1)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['PRI ? 400']);
     });
 
@@ -1272,7 +1282,7 @@ describe('startReferenceServer', () => {
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       const lines = ['GET ftp://x/v1/pets', 'POST http://[::1', 'HEAD ftp://x/v1/pets', 'CONNECT petstore.test:443', 'CONNECT /v1/pets'];
       for (const line of lines) {
-        const [head, body] = (await raw(running.url, `${line} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
+        const [head, body] = headAndBody(await raw(running.url, `${line} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`));
         expect(head).toMatch(/^HTTP\/1\.1 400/);
         // A HEAD's answer has no body, as every other HEAD's.
         expect(body === '', line).toBe(line.startsWith('HEAD'));
@@ -1284,10 +1294,10 @@ describe('startReferenceServer', () => {
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
       const targets = ['http:///v1/pets', 'https:///v1/pets?limit=1', 'http://user:pass@x/v1/pets', 'https://k@x/v1/pets'];
       for (const target of targets) {
-        const [head, body] = (await raw(running.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`)).split('\r\n\r\n');
+        const [head, body] = headAndBody(await raw(running.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`));
         expect(head, target).toMatch(/^HTTP\/1\.1 400/);
         expect(head).toMatch(/^x-ratelimit-remaining: 60\r?$/im);
-        expect(JSON.parse(body!)).toEqual({ code: 'bad_request', status: 400, message: 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.' });
+        expect(JSON.parse(body)).toEqual({ code: 'bad_request', status: 400, message: 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.' });
       }
       expect((await told(log, targets.length)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(targets.map(() => 'GET ? 400'));
     });
