@@ -667,6 +667,12 @@ class Shared implements RateLimitCoordinator {
   readonly #onMessage = (message: string) => this.#receive(message);
   /** The decision this process is asking Redis for, which other waiters of this process queue behind. */
   #flight: Promise<{ throttle: boolean; decision: AcquireDecision | undefined }> | undefined;
+  /**
+   * The releases sent to Redis and not answered yet. One that Redis did not know the script of
+   * (SCRIPT FLUSH, a restart) runs again by EVAL after its NOSCRIPT, behind a decision sent
+   * meanwhile, which then found the slot still in flight.
+   */
+  #releasing = 0;
   /** The releases of the slots the fallback granted that are still held. */
   readonly #fallbackHeld = new Set<() => void>();
   /**
@@ -778,9 +784,10 @@ class Shared implements RateLimitCoordinator {
       const wait = Math.max(0, waitMs ?? 0);
       if (kind === 1) return { throttle, decision: { kind: 'blocked', waitMs: wait, banned: banned === 1 } };
       if (kind === 2) return { throttle, decision: { kind: 'spent', waitMs: wait } };
-      // A slot released or a response observed while the script ran: its "busy" (or "lost") may
-      // be out of date, and that change's wake-up has already passed, so ask again at once.
-      return { throttle, decision: { kind: kind === 5 ? 'lost' : 'busy', waitMs: this.#generation === since ? wait : 0 } };
+      // A slot released or a response observed while the script ran, or a release sent before it
+      // and still to run: its "busy" (or "lost") may be out of date, and that change's wake-up
+      // has already passed (or comes only with the release's message), so ask again at once.
+      return { throttle, decision: { kind: kind === 5 ? 'lost' : 'busy', waitMs: this.#generation === since && this.#releasing === 0 ? wait : 0 } };
     } catch (error) {
       // Given up on, the script may still run before its deadline: the slot it would take is
       // given back by the next command on the same connection.
@@ -819,7 +826,13 @@ class Shared implements RateLimitCoordinator {
     };
     const release = (unanswered = false) => {
       this.#held.delete(slot);
-      const send = () => void this.run.release([slots, state], [slot, channel, unanswered ? '1' : '0', probe ? '1' : '0']).catch(() => {});
+      const send = () => {
+        this.#releasing++;
+        void this.run
+          .release([slots, state], [slot, channel, unanswered ? '1' : '0', probe ? '1' : '0'])
+          .catch(() => {})
+          .finally(() => this.#releasing--);
+      };
       if (taking) void taking.then(send, send);
       else send();
       this.wake();

@@ -1794,6 +1794,19 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(warnings).toEqual([]);
   });
 
+  it('a slot given back on a Redis that lost its scripts (SCRIPT FLUSH): the process\'s next decision, run before the release\'s script was sent again, says to ask again at once, and asked again is granted (before: busy for the slot\'s whole lease, until the release\'s message woke its waiters)', async () => {
+    const { connection, coordinator } = await warmProcessOf(fresh());
+    // Awaited: it runs after the warm-up's release, whatever Redis knew of its script.
+    await coordinator.observe(answered(1, 50_000));
+    await connection.scriptFlush();
+    const held = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(held.kind).toBe('granted');
+    // Its EVALSHA fails (NOSCRIPT); the next decision's runs before its EVAL, behind the slot.
+    (held as { release: () => void }).release();
+    expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toEqual({ kind: 'busy', waitMs: 0 });
+    expect((await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('granted');
+  });
+
   it('a 429 this process met blocks its next decision even when Redis runs the observation after it (its script was flushed)', async () => {
     const { connection, coordinator } = await warmProcessOf(fresh());
     await connection.scriptFlush();
