@@ -384,7 +384,9 @@ return state`;
 
 /**
  * Runs a script by its SHA-1: one round trip a decision. When Redis does not know it (first use,
- * a restart, SCRIPT FLUSH), once more with its source, which EVAL caches for the next time.
+ * a restart, SCRIPT FLUSH), once more with its source, which EVAL caches for the next time. Only
+ * then: NOSCRIPT says the script did not run, any other failure (a reply lost with its connection)
+ * may come after it ran, and sent again, a release given back unanswered took two from the budget.
  */
 function script(redis: RedisClient, source: string) {
   const sha = createHash('sha1').update(source).digest('hex');

@@ -1807,6 +1807,27 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect((await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).kind).toBe('granted');
   });
 
+  it('a release whose reply is lost with its connection (Redis ran it, then dropped the client) is not sent again once node-redis reconnects: the slot it gave back unanswered is counted once for every process (only a NOSCRIPT, which Redis answers without running the script, sends it again by EVAL)', async () => {
+    const prefix = fresh();
+    const { connection, coordinator } = await warmProcessOf(prefix);
+    const { coordinator: other } = await coordinatorOf(prefix);
+    await coordinator.observe(answered(5, 50_000));
+    const slot = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
+    expect(slot.kind).toBe('granted');
+    const inspector = await connect(redis.url);
+    connections.push(inspector);
+    const id = String(await connection.clientId());
+    await inspector.sendCommand(['CLIENT', 'PAUSE', '300', 'ALL']);
+    // Both wait out the pause, then run in the order they came: the release, then the kill, which
+    // drops the process's connection before Redis has written the release's reply.
+    (slot as { release: (unanswered?: boolean) => void }).release(true);
+    expect(await inspector.sendCommand(['CLIENT', 'KILL', 'ID', id])).toBe(1);
+    expect(await until(() => connection.isReady)).toBe(true);
+    await connection.ping(); // whatever the process sent again on reconnecting has run
+    expect((await decideNow(other)).kind).toBe('granted');
+    expect(other.getSnapshot()).toMatchObject({ remaining: 4 });
+  });
+
   it('a 429 this process met blocks its next decision even when Redis runs the observation after it (its script was flushed)', async () => {
     const { connection, coordinator } = await warmProcessOf(fresh());
     await connection.scriptFlush();
