@@ -166,12 +166,17 @@ async function slowRedis(holdMs: number, remaining?: number, limit = 60) {
   if (remaining !== undefined) {
     await slow.observe(answered(remaining, 50_000, limit));
   }
-  const inspector = await connect(redis.url);
-  connections.push(inspector);
-  await inspector.sendCommand(['CLIENT', 'PAUSE', String(holdMs), 'ALL']);
+  await pauseRedis(holdMs);
   // Resolves once Redis has run everything the slow process sent before it.
   const caughtUp = () => connection.ping();
   return { slow, other, caughtUp, warnings };
+}
+/** Holds every command on Redis for `ms` (CLIENT PAUSE, from an inspector's connection, returned). */
+async function pauseRedis(ms: number) {
+  const inspector = await connect(redis.url);
+  connections.push(inspector);
+  await inspector.sendCommand(['CLIENT', 'PAUSE', String(ms), 'ALL']);
+  return inspector;
 }
 const until = async (check: () => boolean | Promise<boolean>, ms = 3_000) => {
   for (const end = Date.now() + ms; !(await check()) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -485,9 +490,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const [a, b] = [coordinator.bind(SCOPE), coordinator.bind(SCOPE)] as const;
     (await a.acquire({ throttle: true, leaseMs: 60_000 }) as { release: () => void }).release();
     await a.observe(answered(50, 50_000));
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const inspector = await pauseRedis(600);
     const first = await a.acquire({ throttle: true, leaseMs: 60_000 });
     expect(first.kind).toBe('granted');
     expect(await b.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
@@ -687,9 +690,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     (slot as { release: (unanswered?: boolean) => void }).release(true);
     await connection.ping(); // the release has run
     expect(await until(() => b.getSnapshot()?.remaining === 1)).toBe(true); // and its message has reached b
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const inspector = await pauseRedis(1_000);
     const decisions = await Promise.all([a, b].map((coordinator) => coordinator.acquire({ throttle: true, leaseMs: 60_000 })));
     for (const decision of decisions) if (decision.kind === 'granted') decision.release();
     // Before: both granted, 3 requests on a budget of 2 (the release published no state, so
@@ -943,9 +944,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const { coordinator: b } = await coordinatorOf(prefix);
     await b.observe({ status: 429, budget: { limit: 60, remaining: 0, resetInMs: 30_000 }, blockForMs: 30_000, banned: false });
     expect(await until(() => a.getSnapshot()?.blockedUntil !== undefined)).toBe(true);
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const inspector = await pauseRedis(1_000);
     expect(await a.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked' });
     await inspector.ping();
   });
@@ -955,9 +954,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
     // 50 left in the shared window: other processes may be spending them, so the fallback must not.
     await coordinator.observe(answered(50, 50_000));
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const inspector = await pauseRedis(1_000);
     const kinds: string[] = [];
     const held: (() => void)[] = [];
     for (let i = 0; i < 5; i++) {
@@ -1016,9 +1013,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // A later state through pub/sub: every message before it has reached the falling process too.
     await other.observe(answered(3, 50_000, 4));
     expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const inspector = await pauseRedis(600);
     // 3 left, 2 in flight in the other process, which may send 1 more on what it knows.
     expect((await fallen.acquire({ throttle: true, leaseMs: 60_000 })).kind).not.toBe('granted');
     await inspector.ping();
@@ -1415,10 +1410,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const resetAt = patient.rateLimit.getSnapshot()!.resetAt.getTime();
     advanceClocks(Math.max(0, resetAt - Date.now()) + 50);
     const before = sent;
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
     // Long enough that the second call still finds Redis paused, or not yet tried again, however late it starts.
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '2000', 'ALL']);
+    const inspector = await pauseRedis(2_000);
     const refused = await impatient.listPets().catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ThrottledError);
     expect(refused).toMatchObject({ code: 'budget_spent', retryAfterMs: 1_000 });
@@ -1589,9 +1582,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await patient.listPets();
     expect(await until(() => patient.rateLimit.getSnapshot()?.remaining === 2)).toBe(true);
     const before = sent;
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '2000', 'ALL']);
+    await pauseRedis(2_000);
     expect(await impatient.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
     expect(sent).toBe(before);
@@ -1605,9 +1596,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     // A 429 blocked the key for 100 ms, over well before the step; 50 of 60 left for 50 s.
     await coordinator.observe({ status: 429, budget: { limit: 60, remaining: 50, resetInMs: 50_000 }, blockForMs: 100, banned: false });
     advanceClocks(200);
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    const inspector = await pauseRedis(1_500);
     const first = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(first.kind).toBe('granted');
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3_600_000 });
@@ -1623,9 +1612,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   it('this machine\'s clock steps forward an hour while the process falls back after a 429: the next decision is still blocked (before: granted, inside the Retry-After window)', async () => {
     const { coordinator } = await warmProcessOf(fresh());
     await coordinator.observe({ status: 429, budget: { limit: 60, remaining: 0, resetInMs: 30_000 }, blockForMs: 30_000, banned: false });
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    const inspector = await pauseRedis(1_500);
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3_600_000 });
     try {
       expect(await coordinator.acquire({ throttle: false, leaseMs: 60_000 })).toMatchObject({ kind: 'blocked', waitMs: expect.any(Number) });
@@ -1637,9 +1624,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
 
   it('this machine\'s clock steps back an hour just after Redis was slow: the process asks Redis again a second later (before: it coordinated alone for the hour)', async () => {
     const { coordinator, warnings } = await warmProcessOf(fresh());
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '500', 'ALL']);
+    const inspector = await pauseRedis(500);
     const fallen = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(fallen.kind).toBe('granted');
     (fallen as { release: () => void }).release();
@@ -1705,9 +1690,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     for (let i = 0; i < 2; i++) expect(await other.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'granted' });
     await other.observe(answered(3, 50_000, 4));
     expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const inspector = await pauseRedis(600);
     const undo = stepClock(120_000);
     try {
       expect((await fallen.acquire({ throttle: true, leaseMs: 60_000 })).kind).not.toBe('granted');
@@ -1814,10 +1797,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await coordinator.observe(answered(5, 50_000));
     const slot = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(slot.kind).toBe('granted');
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
     const id = String(await connection.clientId());
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '300', 'ALL']);
+    const inspector = await pauseRedis(300);
     // Both wait out the pause, then run in the order they came: the release, then the kill, which
     // drops the process's connection before Redis has written the release's reply.
     (slot as { release: (unanswered?: boolean) => void }).release(true);
@@ -2120,9 +2101,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
       return subscriber;
     };
     const coordinator = createRedisCoordinator({ redis: connection, prefix: fresh(), onWarning: () => {} }).bind(SCOPE);
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '2500', 'ALL']);
+    await pauseRedis(2_500);
     for (let i = 0; i < 3; i++) {
       if (i > 0) advanceClocks(1_100, []); // Redis stays paused
       const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
@@ -2170,9 +2149,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const { coordinator } = await coordinatorOf(prefix, { onWarning: () => {} });
     const held = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(await coordinator.acquire({ throttle: true, leaseMs: 60_000 })).toMatchObject({ kind: 'busy' });
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const inspector = await pauseRedis(1_000);
     let woken = false;
     void coordinator.changed().then(() => void (woken = true));
     (held as { release: () => void }).release();
@@ -2216,9 +2193,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
         throw new Error('warning bug');
       },
     });
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const inspector = await pauseRedis(1_000);
     try {
       const decision = await coordinator.acquire({ throttle: false, leaseMs: 60_000 });
       if (decision.kind === 'granted') decision.release();
@@ -2256,9 +2231,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     const aConnection = connections[ours]!;
     const b = await processOf(server, prefix, { maxRetryDelay: 0 });
     await a.listPets();
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '400', 'ALL']);
+    const inspector = await pauseRedis(400);
     await a.listPets(); // Redis does not answer in time: a falls back (and stays so for a second)
     await inspector.ping(); // Redis answers again
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
@@ -2725,10 +2698,8 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
   });
 
   it('Redis failing from the first decision, so that a process cannot count the others: its fallback leaves half the limit to them, and of 4 left of 4 sends 2', async () => {
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
     const { coordinator } = await coordinatorOf(fresh());
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const inspector = await pauseRedis(1_000);
     await coordinator.observe(answered(4, 50_000, 4));
     let sent = 0;
     for (let remaining = 4; remaining > 0; remaining--) {
@@ -2754,9 +2725,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     await coordinator.observe(answered(1, 1_000, 2));
     expect((await decideNow(coordinator)).kind).toBe('granted');
     advanceClocks(1_050);
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const inspector = await pauseRedis(600);
     const probe = await coordinator.acquire({ throttle: true, leaseMs: 60_000 });
     expect(probe.kind).toBe('granted');
     (probe as { release: () => void }).release();
@@ -2837,9 +2806,7 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await until(() => fallen.getSnapshot()?.remaining === 3)).toBe(true);
     advanceClocks(1_050);
     await fallen.observe(answered(3, 50_000, 4));
-    const inspector = await connect(redis.url);
-    connections.push(inspector);
-    await inspector.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const inspector = await pauseRedis(600);
     const sent = await fallen.acquire({ throttle: true, leaseMs: 60_000 });
     expect(sent.kind).toBe('granted');
     for (const decision of [sent, ...held]) (decision as { release: () => void }).release();
