@@ -826,7 +826,11 @@ class Shared implements RateLimitCoordinator {
       this.#held.set(slot, performance.now() + leaseMs);
       probe = asProbe;
     };
+    // Given back once, as in-process: a second release unanswered took one more from the budget.
+    let released = false;
     const release = (unanswered = false) => {
+      if (released) return;
+      released = true;
       this.#held.delete(slot);
       const send = () => {
         this.#releasing++;
