@@ -656,9 +656,14 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     let head = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
     for (let i = 0; i < raw.length; i += 2) if (!named(raw[i]!, 'upgrade')) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
     socket.unshift(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), rest]));
+    // node:http handed the socket over without its error listener: until a parser takes it back,
+    // a client's reset is ours to end it on, not an error thrown out of the process.
+    const drop = () => socket.destroy();
+    socket.on('error', drop);
     const parse = () => {
-      if (socket._httpMessage) socket._httpMessage.once('close', parse);
-      else if (!socket.destroyed) http.emit('connection', socket);
+      if (socket._httpMessage) return void socket._httpMessage.once('close', parse);
+      socket.off('error', drop);
+      if (!socket.destroyed) http.emit('connection', socket);
     };
     parse();
   });

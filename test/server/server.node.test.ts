@@ -1301,6 +1301,31 @@ describe('startReferenceServer', () => {
       }
       expect((await told(log, targets.length)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(targets.map(() => 'GET ? 400'));
     });
+
+    it('a client that resets its connection while a request asking to upgrade it waits behind a held answer is told of nowhere: the held answer is logged with status 0, the upgrade request not at all, and the server serves on (before: node:http had handed the socket over with no error listener, and its ECONNRESET was thrown out of the process)', async () => {
+      const accepted = lastAccepted();
+      // What a server process would die of (the test runner reports it too, after the test).
+      const thrown: unknown[] = [];
+      const onThrown = (error: unknown) => void thrown.push(error);
+      process.on('uncaughtException', onThrown);
+      onTestFinished(() => void process.off('uncaughtException', onThrown));
+      await withHeldAnswers(async (held, log) => {
+        const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n';
+        const text = `${get}\r\n${get}Connection: upgrade\r\nUpgrade: websocket\r\n\r\n`;
+        const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () => socket.write(text));
+        socket.on('error', () => {});
+        await expect.poll(() => accepted()?.bytesRead, { message: 'the server reads both requests' }).toBe(text.length);
+        socket.resetAndDestroy();
+        await expect.poll(() => accepted()?.closed, { message: 'the server sees the reset' }).toBe(true);
+        await vi.advanceTimersByTimeAsync(1_000);
+        expect(thrown).toEqual([]);
+        expect(await told(log, 1)).toEqual([{ method: 'GET', path: '/v1/pets', status: 0, code: undefined, requestId: expect.any(String) }]);
+        let status: number | undefined;
+        void fetch(`${held.url}/pets`, { headers: { Authorization: 'Bearer k' } }).then((answer) => (status = answer.status));
+        while (status === undefined) await vi.advanceTimersByTimeAsync(1_000);
+        expect(status).toBe(200);
+      });
+    });
   });
 
   it('close() stops listening', async () => {
