@@ -503,6 +503,21 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
    */
   const closes = new WeakSet<Socket>();
   /**
+   * Connections node:http handed over (a CONNECT's, an upgrade's until a parser takes it back):
+   * its closeAllConnections() no longer sees them, so close() ends them itself.
+   */
+  const handedOver = new Set<Socket>();
+  /** Takes a socket node:http handed over without its error listener: its errors end it, as close() does. Returns how to give it back. */
+  const takeOver = (socket: Socket) => {
+    const drop = () => socket.destroy();
+    socket.on('error', drop);
+    handedOver.add(socket);
+    return () => {
+      socket.off('error', drop);
+      handedOver.delete(socket);
+    };
+  };
+  /**
    * Tells `onRequest` of an answer; one whose status never went out (`sent` false) reached nobody,
    * and the journal says so too. A listener that throws is reported, as the client's are, and the
    * server serves on.
@@ -656,13 +671,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     let head = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
     for (let i = 0; i < raw.length; i += 2) if (!named(raw[i]!, 'upgrade')) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
     socket.unshift(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), rest]));
-    // node:http handed the socket over without its error listener: until a parser takes it back,
-    // a client's reset is ours to end it on, not an error thrown out of the process.
-    const drop = () => socket.destroy();
-    socket.on('error', drop);
+    // Ours until a parser takes it back: a client's reset meanwhile ends it, not the process.
+    const giveBack = takeOver(socket);
     const parse = () => {
       if (socket._httpMessage) return void socket._httpMessage.once('close', parse);
-      socket.off('error', drop);
+      giveBack();
       if (!socket.destroyed) http.emit('connection', socket);
     };
     parse();
@@ -671,7 +684,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // this listener closes it unanswered. The socket is ours now, its errors included; a request
   // pipelined before it is still answered first, as before what node:http cannot parse.
   http.on('connect', (req: IncomingMessage, socket: Socket) => {
-    socket.on('error', () => socket.destroy());
+    socket.once('close', takeOver(socket));
     answerSocket(socket, refuse(400, 'bad_request', 'CONNECT is not supported: this server is not a proxy. Send the API\'s methods (GET, POST, HEAD, OPTIONS).', { method: req.method! }), open.get(socket));
   });
   await new Promise<void>((resolve, reject) => {
@@ -697,6 +710,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
       (closing ??= new Promise<void>((resolve, reject) => {
         http.close((err) => (err ? reject(err) : resolve()));
         http.closeAllConnections();
+        for (const socket of handedOver) socket.destroy();
       })),
   };
 }

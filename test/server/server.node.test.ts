@@ -1340,4 +1340,25 @@ describe('startReferenceServer', () => {
     await expect(server.close()).resolves.toBeUndefined();
     await expect(fetch(`${server.url}/pets`)).rejects.toThrow();
   });
+
+  it('close() closes the connections node:http handed over too: one answered for its CONNECT whose client keeps it open, and one whose request asking to upgrade waits behind a held answer (before: close() waited for the first to linger 5 s, and for the held answer and a keep-alive after it for the second)', async () => {
+    await withHeldAnswers(async (held) => {
+      const { port } = new URL(held.url);
+      const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n';
+      const texts = ['CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n', `${get}\r\n${get}Connection: upgrade\r\nUpgrade: websocket\r\n\r\n`];
+      const sockets = texts.map((text) => {
+        const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true }, () => socket.write(text));
+        onTestFinished(() => void socket.destroy());
+        socket.on('error', () => {});
+        return socket;
+      });
+      let answer = '';
+      sockets[0]!.on('data', (d) => (answer += d));
+      await expect.poll(() => answer, { message: 'the CONNECT is answered' }).toMatch(/^HTTP\/1\.1 400 /);
+      await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET, the CONNECT lingers' }).toBe(2);
+      let closed = false;
+      void held.close().then(() => (closed = true));
+      await expect.poll(() => closed, { message: 'close() resolves with the clock still' }).toBe(true);
+    });
+  });
 });
