@@ -14,8 +14,9 @@ export interface ServerClock {
   now(): Date;
   /**
    * Moves the clock forward by `ms` milliseconds, so a test skips a minute window, a ban or the
-   * getPet sunset without waiting. Throws a `TypeError` unless `ms` is a finite number ≥ 0 that
-   * keeps the clock at or before 9998-12-31T23:59:59.999Z, the latest it may be moved to.
+   * getPet sunset without waiting. Throws a `TypeError` unless `ms` is 0, which moves nothing
+   * wherever the clock has run on to, or a finite number > 0 that keeps the clock at or before
+   * 9998-12-31T23:59:59.999Z, the latest it may be moved to.
    */
   advance(ms: number): void;
   /**

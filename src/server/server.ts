@@ -525,7 +525,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   const clock: ServerClock = {
     now: () => new Date(now()),
     advance(ms) {
-      if (typeof ms !== 'number' || !(ms >= 0) || !isClockInstant(now() + ms)) {
+      // 0 moves nothing: it holds wherever the clock has run on to, past the latest move too.
+      if (typeof ms !== 'number' || !(ms >= 0) || (ms > 0 && !isClockInstant(now() + ms))) {
         throw new TypeError(`clock.advance: expected a number of milliseconds, 0 or more, that keeps the clock at or before ${LATEST_MOVE}; got ${String(ms)}.`);
       }
       offset += ms;

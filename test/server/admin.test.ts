@@ -305,6 +305,19 @@ describe('admin API over HTTP', () => {
     }
     expect(server.clock.now().getTime()).toBe(T0);
   });
+
+  it('POST /_admin/clock {"advanceMs": 0} moves nothing and answers 200 once the clock has run on past 9998-12-31T23:59:59.999Z, where it was moved, as clock.advance(0) returns (before: a 400 saying it would take the clock past that instant, a millisecond after the clock was set to it)', async () => {
+    const { http, tick } = await start();
+    const latest = '9998-12-31T23:59:59.999Z';
+    expect((await http('/_admin/clock', postJson({ set: latest }))).status).toBe(200);
+    tick(1_000);
+    const still = await http('/_admin/clock', postJson({ advanceMs: 0 }));
+    expect(still.status).toBe(200);
+    expect(await still.json()).toEqual({ now: '9999-01-01T00:00:00.999Z' });
+    expect(() => running!.server.clock.advance(0)).not.toThrow();
+    expect((await http('/_admin/clock', postJson({ advanceMs: 1 }))).status).toBe(400);
+    expect(running!.server.clock.now().toISOString()).toBe('9999-01-01T00:00:00.999Z');
+  });
 });
 
 describe('request ids, the journal and the clock in-process', () => {
