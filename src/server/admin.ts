@@ -86,7 +86,10 @@ function isoInstant(text: string): number {
   return exists && offsetHours <= 23 && offsetMinutes <= 59 ? Date.parse(text) : NaN;
 }
 
-/** The latest instant the clock may show: its dates keep four-digit years, as an HTTP `Date` must. */
+/**
+ * The end of the year 9999, the longest a ban may last (`banDurationMs`): one begun as late as the
+ * clock may be moved ({@link LATEST_MOVE}) still ends on a date. The clock itself runs on past it.
+ */
 export const LATEST_INSTANT = /* @__PURE__ */ Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**

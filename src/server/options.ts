@@ -70,8 +70,9 @@ export interface ReferenceServerOptions {
    */
   banThreshold?: number | undefined;
   /**
-   * How long a ban lasts, in milliseconds: at most the clock's span (epoch to the end of 9999),
-   * so that a ban begun at the clock's last instant still ends on a date.
+   * How long a ban lasts, in milliseconds: at most the span from the epoch to the end of 9999,
+   * so that a ban begun as late as the clock may be moved (9998-12-31T23:59:59.999Z) still ends
+   * on a date.
    * @default 900_000 (15 minutes)
    */
   banDurationMs?: number | undefined;
