@@ -547,8 +547,9 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     return send(res, reply);
   };
   const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false) => {
-    // Neither answered nor journalled, as what follows a request with Connection: close.
-    if (closes.has(req.socket)) return;
+    // Neither answered nor journalled, as what follows a request with Connection: close; its body
+    // is read and dropped, as the connection lingers (unread, it stopped the reading).
+    if (closes.has(req.socket)) return void req.resume();
     const started = performance.now();
     const log = (reply: Reply, sent: boolean) => record(reply, sent, performance.now() - started);
     const watch: BodyWatch = {};
