@@ -1348,6 +1348,31 @@ describe('startReferenceServer', () => {
     await expect(fetch(`${server.url}/pets`)).rejects.toThrow();
   });
 
+  it('close() closes the connections node:http handed over too: a CONNECT\'s whose client keeps its side open, and one with a request asking to upgrade behind an answer still held, which is then acted on no further, as any held request (before: close() waited out the CONNECT\'s 5 s linger, and the held answers went out after it)', async () => {
+    const closes = (server: RunningReferenceServer) => {
+      let closed = false;
+      void server.close().then(() => (closed = true));
+      return expect.poll(() => closed, { message: 'close() resolves with no time passing on the server\'s timers' }).toBe(true);
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const { port } = new URL(running.url);
+    const tunnel = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true }, () => tunnel.write('CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n'));
+    onTestFinished(() => void tunnel.destroy());
+    await new Promise<void>((resolve) => tunnel.resume().once('end', () => resolve()));
+    await closes(running);
+    vi.useRealTimers();
+    await withHeldAnswers(async (held) => {
+      const get = 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n';
+      const answered = raw(held.url, `${get}\r\n${get}Connection: upgrade\r\nUpgrade: websocket\r\n\r\n`, false);
+      await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the first answer' }).toBe(1);
+      await closes(held);
+      expect(await answered).toBe('');
+      expect(held.server.requests().map(({ method, status }) => `${method} ${status}`)).toEqual(['GET 0']);
+    });
+  });
+
   it('close() called again, or twice at once (a test teardown after a test that closed it), resolves like the first (before: the later ones rejected with ERR_SERVER_NOT_RUNNING)', async () => {
     const server = await startReferenceServer();
     await Promise.all([server.close(), server.close()]);
