@@ -1107,6 +1107,20 @@ describe('startReferenceServer', () => {
       });
     });
 
+    it.each([
+      ['a request asking to upgrade', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n', ['GET 0']],
+      ['a CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n', ['GET 0', 'CONNECT 0']],
+    ])('a client that resets its connection while an answer is held, with %s behind it, which node:http hands over, is told of with status 0, and the process lives on (before: behind an upgrade, the reset was an uncaught ECONNRESET that ended the process)', async (_, behind, told) => {
+      await withHeldAnswers(async (held) => {
+        const socket = connect(Number(new URL(held.url).port), '127.0.0.1', () => socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n${behind}`));
+        socket.on('error', () => {});
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET on the latency' }).toBe(1);
+        socket.resetAndDestroy();
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server stops holding an answer nobody waits for' }).toBe(0);
+        await expect.poll(() => held.server.requests().map(({ method, status }) => `${method} ${status}`)).toEqual(told);
+      });
+    });
+
     it('a client that resets its connection while an answer is held, with what node:http cannot parse behind it, has nothing acted on (before: the pet was created, and the 201 nobody got journalled and logged)', async () => {
       const accepted = lastAccepted();
       await withHeldAnswers(async (held, log) => {
