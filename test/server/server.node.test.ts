@@ -548,6 +548,16 @@ describe('startReferenceServer', () => {
       expect(log.map(({ method, status }) => `${method} ${status}`)).toEqual(['POST 201', 'GET 200']);
     });
 
+    it('a chunked POST with Expect: 100-continue, which has no Content-Length, gets 100 Continue as the server reads its body, then 201 (before the 100, no chunk is sent)', async () => {
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      const { socket, next } = answers(running.url);
+      socket.write(post('Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n').replace(/Content-Length: \d+\r\n/, ''));
+      expect(await next()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      socket.write(`${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`);
+      expect(await next()).toMatch(/^HTTP\/1\.1 201 /);
+      expect(running.server.inspect().petCount).toBe(1);
+    });
+
     it('a request pipelined after one with Expect: 100-continue answered without reading its body is neither acted on, answered nor journalled, as the connection closes, unless that body had all arrived by the answer: then a late 100 Continue goes before the refusal and the connection serves on (without it node:http closed the connection: a pet created, its 201 journalled and never sent)', async () => {
       const pipelined = post('Content-Type: application/json\r\n').replace('Expect: 100-continue\r\n', '') + json;
       const refused = [post('Content-Type: text/plain\r\n'), post('Content-Type: application/json\r\n', json.length, 'wrong')];
