@@ -1018,6 +1018,20 @@ describe('startReferenceServer', () => {
       expect(await raw(running.url, chunked(';x=y', 'X-Trailer: y\r\n'))).toMatch(/^HTTP\/1\.1 201/);
     });
 
+    it('a body that breaks while its request is held on a latency, before the server reads it, is answered as that request once the latency ends: 400 bad_request with Connection: close, nothing created', async () => {
+      await withHeldAnswers(async (held, log) => {
+        const answer = raw(held.url, `${head}Transfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`, false);
+        await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the POST on the latency' }).toBe(1);
+        await vi.advanceTimersByTimeAsync(1_000);
+        const [top, body] = headAndBody(await answer);
+        expect(top).toMatch(/^HTTP\/1\.1 400 /);
+        expect(top).toMatch(/^connection: close\r?$/im);
+        expect(JSON.parse(body)).toMatchObject({ code: 'bad_request', message: expect.stringContaining('body') });
+        expect((await told(log, 1)).map(({ method, status, code }) => `${method} ${status} ${code}`)).toEqual(['POST 400 bad_request']);
+        expect(held.server.inspect().petCount).toBe(0);
+      });
+    });
+
     it('a broken body after its request was answered gets no second answer (before: a "? ?" 400 after the 405)', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
