@@ -1105,6 +1105,8 @@ describe('startReferenceServer', () => {
       ['a CONNECT', 'CONNECT petstore.test:443 HTTP/1.1\r\nHost: x\r\n\r\n', 'CONNECT'],
     ])('%s behind a held answer goes out after it, logged with the time its answer waited, as the held one is (before: 0 ms, though it went out a second later; a CONNECT went out first)', async (_, behind, method) => {
       await withHeldAnswers(async (held, log) => {
+        // The clock is past 0 when the requests arrive, so a duration is told by its start too.
+        await vi.advanceTimersByTimeAsync(500);
         const answer = raw(held.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n${behind}`, false);
         await expect.poll(() => vi.getTimerCount(), { message: 'the server holds the GET on the latency' }).toBe(1);
         await vi.advanceTimersByTimeAsync(1_000);
