@@ -84,6 +84,12 @@ describe('startReferenceServer', () => {
     }
   });
 
+  it('a port already in use rejects with node\'s EADDRINUSE error, and the server on it serves on', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    await expect(startReferenceServer({ port: Number(new URL(running.url).port) })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).status).toBe(200);
+  });
+
   it('listens on a free port of 127.0.0.1 and its url ends in /v1', async () => {
     running = await startReferenceServer({ port: 0 });
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
