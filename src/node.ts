@@ -575,13 +575,10 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     } catch {
       reply = refuse(400, 'bad_request', 'The request target or headers could not be read. Send a path such as /v1/pets, or an http(s) URL.', { method: req.method! });
     }
-    // Most answers are ready at once; only those that read a body or carry a fault wait.
-    if (!(reply instanceof Promise)) {
-      log(reply, answer(req, res, watch, reply));
-      if (!req.complete) open.set(req.socket, { req, res, watch });
-      return;
-    }
+    // Never complete yet: node:http emits a request at the end of its head, before its message ends.
     open.set(req.socket, { req, res, watch });
+    // Most answers are ready at once; only those that read a body or carry a fault wait.
+    if (!(reply instanceof Promise)) return void log(reply, answer(req, res, watch, reply));
     void reply.then(
       (ready) => log(ready, answer(req, res, watch, ready)),
       () => {
