@@ -536,6 +536,21 @@ describe('startReferenceServer', () => {
       await closed;
     });
 
+    it('a connection closing after a refusal whose client then closes its side is closed at once, and leaves no timer behind to keep the process alive for the rest of the 5 s', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      onTestFinished(() => void vi.useRealTimers());
+      const serverSide = lastAccepted();
+      running = await startReferenceServer({ apiKeys: { k: 'free' } });
+      const { port, hostname } = new URL(running.url);
+      const socket = connect({ port: Number(port), host: hostname });
+      onTestFinished(() => void socket.destroy());
+      socket.resume().write(post('Content-Type: text/plain\r\n'));
+      // The client ends its side on the server's FIN (allowHalfOpen off).
+      await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await expect.poll(() => serverSide()!.closed, { message: 'the server closes its side' }).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
     it('a POST with Expect: 100-continue that the server reads gets 100 Continue, then after its body 201, and the connection serves on', async () => {
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ apiKeys: { k: 'free' }, onRequest: (e) => log.push(e) });
