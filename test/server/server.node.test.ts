@@ -96,6 +96,12 @@ describe('startReferenceServer', () => {
     expect(Number(new URL(running.url).port)).toBeGreaterThan(0);
   });
 
+  it('on an IPv6 host (::1) its url names it in brackets, and serves there', async () => {
+    running = await startReferenceServer({ host: '::1', apiKeys: { k: 'free' } });
+    expect(running.url).toMatch(/^http:\/\/\[::1\]:\d+\/v1$/);
+    expect((await fetch(`${running.url}/pets`, { headers: { Authorization: 'Bearer k' } })).status).toBe(200);
+  });
+
   it('HEAD answers the status and headers without a body', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' }, pets: 3 });
     const text = await raw(running.url, `HEAD /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\n\r\n`);
