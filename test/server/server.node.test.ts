@@ -524,14 +524,23 @@ describe('startReferenceServer', () => {
       expect(seen).toEqual(['FIN']);
     });
 
-    it('a connection closing after a refusal is still read for 5 s after the server\'s FIN when its client never closes its side, then closed', async () => {
+    /**
+     * On faked timeouts, a server and a client's connection to it, with the server's side of it.
+     * `allowHalfOpen`: the client keeps its side open after the server's FIN, as the test says.
+     */
+    async function lingering(allowHalfOpen: boolean) {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       onTestFinished(() => void vi.useRealTimers());
       const serverSide = lastAccepted();
       running = await startReferenceServer({ apiKeys: { k: 'free' } });
       const { port, hostname } = new URL(running.url);
-      const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+      const socket = connect({ port: Number(port), host: hostname, allowHalfOpen });
       onTestFinished(() => void socket.destroy());
+      return { socket, serverSide };
+    }
+
+    it('a connection closing after a refusal is still read for 5 s after the server\'s FIN when its client never closes its side, then closed', async () => {
+      const { socket, serverSide } = await lingering(true);
       const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
       socket.resume().write(post('Content-Type: text/plain\r\n'));
       await ended;
@@ -543,13 +552,7 @@ describe('startReferenceServer', () => {
     });
 
     it('a connection closing after a refusal whose client then closes its side is closed at once, and leaves no timer behind to keep the process alive for the rest of the 5 s', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      onTestFinished(() => void vi.useRealTimers());
-      const serverSide = lastAccepted();
-      running = await startReferenceServer({ apiKeys: { k: 'free' } });
-      const { port, hostname } = new URL(running.url);
-      const socket = connect({ port: Number(port), host: hostname });
-      onTestFinished(() => void socket.destroy());
+      const { socket, serverSide } = await lingering(false);
       socket.resume().write(post('Content-Type: text/plain\r\n'));
       // The client ends its side on the server's FIN (allowHalfOpen off).
       await new Promise<void>((resolve) => socket.once('close', () => resolve()));
