@@ -262,7 +262,7 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   if (!isCount(banThreshold)) throw new TypeError('banThreshold must be a non-negative integer.');
   // Its end is told as a date (onBan, the CLI's log): past what a Date holds, the ban's request answered 500.
   if (!isCount(banDurationMs) || banDurationMs > LATEST_INSTANT) {
-    throw new TypeError(`banDurationMs must be a non-negative integer of milliseconds, at most ${LATEST_INSTANT} (the clock's span).`);
+    throw new TypeError(`banDurationMs must be a non-negative integer of milliseconds, at most ${LATEST_INSTANT} (the span from 1970 to the end of 9999).`);
   }
   return {
     apiKeys,
