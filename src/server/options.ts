@@ -59,7 +59,9 @@ export interface ReferenceServerOptions {
   /**
    * The clock, in milliseconds since the Unix epoch. It is read on every request, so tests can
    * move time (or use fake timers, which move `Date.now`). When it steps back, each announced
-   * `Retry-After` window and ban keeps what was left of it, as with `clock.set`.
+   * `Retry-After` window and ban keeps what was left of it, as with `clock.set`. It must read from
+   * 1970 to the end of 9999: another reading is a `TypeError` when the server is created, and a 500
+   * saying what it returned afterwards.
    * @default () => Date.now()
    */
   now?: (() => number) | undefined;
@@ -108,6 +110,8 @@ interface ResolvedServerOptions {
   /** The orders as JSON text, serialized once: `GET /store/orders` answers it as is. */
   orders: string;
   now: () => number;
+  /** `now`'s reading when the server was created, checked. */
+  created: number;
   banThreshold: number;
   banDurationMs: number;
   faults: ResolvedFaults | undefined;
@@ -264,11 +268,17 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   if (!isCount(banDurationMs) || banDurationMs > LATEST_INSTANT) {
     throw new TypeError(`banDurationMs must be a non-negative integer of milliseconds, at most ${LATEST_INSTANT} (the span from 1970 to the end of 9999).`);
   }
+  const now = options.now ?? DEFAULTS.now;
+  if (typeof now !== 'function') throw new TypeError(`now must be a function returning epoch milliseconds, such as () => Date.now(); got ${typeof now}.`);
+  const created = now();
+  const problem = readingProblem(created);
+  if (problem) throw new TypeError(problem);
   return {
     apiKeys,
     pets: resolveSeeds(options.pets ?? DEFAULTS.pets),
     orders: resolveOrders(options.orders ?? DEFAULTS.orders),
-    now: options.now ?? DEFAULTS.now,
+    now,
+    created,
     banThreshold,
     banDurationMs,
     faults: resolveFaults(options.faults),
@@ -276,6 +286,22 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     admin: options.admin ?? DEFAULTS.admin,
     onBan: options.onBan,
   };
+}
+
+/**
+ * What is wrong with a reading of the clock, the `now` option's `read` moved by `offset`: it must be
+ * epoch milliseconds from 1970 to the end of 9999, so that `Date` is a valid HTTP date and a ban's
+ * end a date. `undefined` when nothing is.
+ */
+export function readingProblem(read: unknown, offset = 0): string | undefined {
+  const at = (read as number) + offset;
+  if (typeof read === 'number' && at >= 0 && at <= LATEST_INSTANT) return undefined;
+  const range = `from 1970 to the end of 9999 (0 to ${LATEST_INSTANT})`;
+  if (typeof read === 'number' && read >= 0 && read <= LATEST_INSTANT) {
+    return `The reference server's clock must read ${range}: now() returned ${read}, which clock.advance and clock.set moved by ${offset} ms, to ${at}.`;
+  }
+  const got = typeof read === 'number' || read == null ? read : read instanceof Date ? 'a Date (return its getTime())' : `a ${typeof read}`;
+  return `now must return epoch milliseconds ${range}, as Date.now() does; it returned ${got}.`;
 }
 
 function resolveFaults(faults: FaultOptions | undefined): ResolvedFaults | undefined {

@@ -8,7 +8,7 @@ import { adminAllow, answerAdmin, adminPath, isClockInstant, LATEST_MOVE, toInst
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
-import { PLANS, resolveServerOptions, type ReferenceServerOptions } from './options.js';
+import { PLANS, readingProblem, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
 import { allowed, API_PATHS, apiPath, dispatch, matchRoute } from './routes.js';
 import { PetStore } from './store.js';
@@ -217,13 +217,22 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   };
   /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
   let offset = 0;
-  /** The `now` option's last reading: when it steps back (fake timers set back), windows move with it, as with `clock.set`. */
-  let lastNow = -Infinity;
+  /** The `now` option's last good reading: when it steps back (fake timers set back), windows move with it, as with `clock.set`. */
+  let lastNow = 0;
+  /** The clock's last good reading, and what was wrong with the reading after it, if anything. */
+  let lastGood = config.created;
+  let broken: string | undefined;
+  /**
+   * Reads the clock. A reading outside 1970 to 9999 (a `now` option that returned `NaN`, a `Date`)
+   * is not used: the last good one is, and `serve` answers 500, saying what `now` returned.
+   */
   const now = () => {
     const read = config.now();
+    broken = readingProblem(read, offset);
+    if (broken) return lastGood;
     if (read < lastNow) current.limiter.clockSetBack(lastNow - read);
     lastNow = read;
-    return read + offset;
+    return (lastGood = read + offset);
   };
   /**
    * Request ids, 16 hex digits: a random per-server prefix, so ids from two servers do not meet,
@@ -479,6 +488,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const exchange = open(request);
     const generation = current;
     const journal = journalFor(request);
+    if (broken) return close(limited(error(500, 'internal_error', broken), anonymous(exchange.at), exchange.at), exchange, journal);
     // Preflights and a served admin API (no journal) are answered as they are: never forced, never faulted.
     const plain = request.method !== 'OPTIONS' && journal !== undefined;
     // A forced answer is what the test asked for, and changes nothing: not even the draw.
@@ -534,7 +544,9 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     },
     set(date) {
       const before = offset;
-      offset = toInstant(date) - config.now();
+      // From the `now` option's last good reading when this one is not (NaN), which must not stick in the offset.
+      const read = config.now();
+      offset = toInstant(date) - (readingProblem(read) ? lastNow : read);
       if (offset < before) current.limiter.clockSetBack(before - offset);
       endBans();
     },

@@ -700,6 +700,49 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(statuses).toEqual([200, 429, 429]);
   });
 
+  it('a now option that is not a function, or does not read epoch milliseconds from 1970 to the end of 9999, is refused when the server is created (before: NaN sent "Date: Invalid Date", a Date made the clock a string)', () => {
+    const create = (now: unknown) => () => createReferenceServer({ now } as ReferenceServerOptions);
+    expect(create(Date.now())).toThrow(new TypeError('now must be a function returning epoch milliseconds, such as () => Date.now(); got number.'));
+    const range = 'from 1970 to the end of 9999 (0 to 253402300799999), as Date.now() does';
+    expect(create(() => NaN)).toThrow(new TypeError(`now must return epoch milliseconds ${range}; it returned NaN.`));
+    expect(create(() => new Date(T0))).toThrow(new TypeError(`now must return epoch milliseconds ${range}; it returned a Date (return its getTime()).`));
+    expect(create(() => String(T0))).toThrow(/it returned a string\.$/);
+    expect(create(() => undefined)).toThrow(/it returned undefined\.$/);
+    expect(create(() => -1)).toThrow(/it returned -1\.$/);
+    expect(create(() => Date.UTC(10000, 0, 1))).toThrow(/it returned 253402300800000\.$/);
+    expect(create(() => 0)).not.toThrow();
+    expect(create(() => Date.UTC(9999, 11, 31, 23, 59, 59, 999))).not.toThrow();
+  });
+
+  it('a now option that reads wrong later is answered 500 saying what it returned, and the server serves again once it reads right', async () => {
+    let now: unknown = T0;
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, now: () => now as number });
+    now = NaN;
+    const broken = await get(server, '/v1/pets');
+    expect(broken.status).toBe(500);
+    expect(await broken.json()).toEqual({ status: 500, code: 'internal_error', message: expect.stringMatching(/^now must return epoch milliseconds .* it returned NaN\.$/) });
+    expect(broken.headers.get('Date')).toBe('Fri, 01 Jan 2027 00:00:00 GMT'); // the last good reading
+    expect(server.requests().map((r) => r.status)).toEqual([500]);
+    now = T0 + 1_000;
+    const served = await get(server, '/v1/pets');
+    expect(served.status).toBe(200);
+    expect(served.headers.get('Date')).toBe('Fri, 01 Jan 2027 00:00:01 GMT');
+  });
+
+  it('a now option that runs on past 9999 from the latest clock move is answered 500 until clock.set moves the clock back', async () => {
+    let now = T0;
+    const server = createReferenceServer({ apiKeys: { k: 'free' }, now: () => now });
+    server.clock.set('9998-12-31T23:59:59.999Z');
+    now += 366 * 86_400_000;
+    const broken = await get(server, '/v1/pets');
+    expect(broken.status).toBe(500);
+    expect((await broken.json()).message).toMatch(/^The reference server's clock must read from 1970 to the end of 9999 .*: now\(\) returned \d+, which clock\.advance and clock\.set moved by \d+ ms, to 253402387199999\.$/);
+    server.clock.set('2027-06-01T00:00:00Z');
+    const served = await get(server, '/v1/pets');
+    expect(served.status).toBe(200);
+    expect(served.headers.get('Date')).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
+  });
+
   it('keys are labelled by at most half their characters, and keys that share a label are told apart', async () => {
     const server = createReferenceServer({ apiKeys: { abc: 'free', 'same-one': 'free', 'same-two': 'free', 'same-six': 'free' }, admin: true });
     for (const key of ['abc', 'same-one', 'same-two', 'same-six']) await server.fetch(new Request('http://a.test/v1/pets', { headers: { Authorization: `Bearer ${key}` } }));
