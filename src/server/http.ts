@@ -121,12 +121,13 @@ export type RateLimitHeaders = 'x' | 'ietf' | 'both';
 export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = ['x', 'ietf', 'both'];
 
 /**
- * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply.
+ * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply, and its `Date`.
  * The IETF draft's fields (`RateLimit-Policy: "default";q=60;w=60`, `RateLimit: "default";r=59;t=42`)
- * count in seconds from now.
+ * count in seconds from `now`, which is also the `Date`: `Date` + `t` is the reset.
  */
 export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimitHeaders, now: number): Reply {
   const headers = reply.headers;
+  headers.Date = new Date(now).toUTCString();
   if (mode !== 'ietf') {
     headers['X-RateLimit-Limit'] = String(admission.limit);
     headers['X-RateLimit-Remaining'] = String(admission.remaining);

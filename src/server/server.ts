@@ -472,7 +472,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       reply.body = null;
       delete reply.truncated;
     }
-    reply.headers.Date = new Date(now()).toUTCString();
+    // Most have it from their rate-limit headers' reading (see withRateLimit); the rest from now.
+    reply.headers.Date ??= new Date(now()).toUTCString();
     reply.headers['X-Request-Id'] = exchange.requestId;
     exchange.status = reply.dropped ? 0 : reply.status;
     exchange.code = reply.code;

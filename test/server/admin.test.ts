@@ -413,6 +413,20 @@ describe('request ids, the journal and the clock in-process', () => {
     }
   });
 
+  it('every answer takes its Date and its RateLimit t from one reading of the clock, so Date + t is X-RateLimit-Reset even when each reading moves the clock (before: two readings, a second apart across a second boundary)', async () => {
+    let now = T0 + 10_000;
+    // Each reading moves the clock 700 ms (and all of them stay inside the first minute): two readings of one answer fall in different seconds.
+    const server = createReferenceServer({ apiKeys: { k: { perMinute: 100, perDay: 1_000 } }, now: () => (now += 700), rateLimitHeaders: 'both', admin: true });
+    const slow = slowPost(server);
+    slow.finish();
+    const answers = [await get(server, '/v1/pets'), await get(server, '/v1/nowhere'), await get(server, '/v1/pets', {}), await slow.answer];
+    answers.push(await server.fetch(new Request('http://a.test/_admin/clock')), await get(server, '/v1/pets', { Authorization: 'Bearer k', Prefer: 'code=503' }));
+    for (const answer of answers) {
+      const t = Number(/;t=(\d+)$/.exec(answer.headers.get('RateLimit')!)![1]);
+      expect(Date.parse(answer.headers.get('Date')!) / 1000 + t).toBe(Number(answer.headers.get('X-RateLimit-Reset')));
+    }
+  });
+
   it('server.clearRequests() forgets a request still being answered that arrived just before it, the last to arrive', async () => {
     const server = createReferenceServer({ apiKeys: { k: 'free' } });
     const straggler = slowPost(server);
