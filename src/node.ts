@@ -619,14 +619,14 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
    */
   const answerSocket = (socket: Duplex, reply: Reply, last: Open | undefined) => {
     const arrived = performance.now();
-    const answer = () => {
+    const writeAndClose = () => {
       const sent = socket.writable;
       if (sent) linger(socket, serialize(reply));
       else socket.destroy();
       record(reply, sent, performance.now() - arrived);
     };
-    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', answer);
-    else answer();
+    if (last && !last.res.writableFinished && !last.res.destroyed) last.res.once('close', writeAndClose);
+    else writeAndClose();
   };
   // What node:http cannot parse (an unknown or lower-case method, oversized headers, a broken
   // body) gets an answer as the server answers everything, not node's bare 400, and only one: the
