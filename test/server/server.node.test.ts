@@ -194,6 +194,15 @@ describe('startReferenceServer', () => {
     }
   });
 
+  it('the 415 of a transfer coding besides chunked quotes the Transfer-Encoding by its first 40 characters, so a long list of codings cannot make the message long', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const codings = `${'gzip, '.repeat(20)}chunked`;
+    const answer = await raw(running.url, `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nTransfer-Encoding: ${codings}\r\nConnection: close\r\n\r\n0\r\n\r\n`);
+    const [head, body] = headAndBody(answer);
+    expect(head).toMatch(/^HTTP\/1\.1 415 /);
+    expect(JSON.parse(body).message).toBe('Transfer-Encoding "gzip, gzip, gzip, gzip, gzip, gzip, gzip" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.');
+  });
+
   it('an HTTP/1.0 request with a Transfer-Encoding, whose framing RFC 9112 (section 6.1) calls faulty, answers 400 bad_request saying so with Connection: close, acts on nothing, a request pipelined after it included, and the server closes the connection (before: its chunked body was read and the pet created, 201)', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const json = '{"name":"a","categoryId":1}';
