@@ -373,6 +373,24 @@ function linger(socket: Duplex, last?: string): void {
   socket.once('close', () => clearTimeout(timer));
 }
 
+/**
+ * Where node:http's parser looks for a function to call as a request begins (its
+ * `kOnMessageBegin`), which node:http leaves empty and empties again when the parser is freed.
+ */
+const MESSAGE_BEGIN = 0;
+
+/** A connection's parser, as node:http keeps it on the socket while it parses. */
+type Parsed = Socket & { parser?: Record<number, unknown> | null };
+
+/**
+ * Set on each connection's parser until its first request begins, when the parser calls it once:
+ * still set, it tells that only the empty lines a server ignores before a request line (RFC 9112,
+ * section 2.2) came, if anything. Per connection, not per request, nor a look at every packet.
+ */
+function unbegun(this: Record<number, unknown>): void {
+  this[MESSAGE_BEGIN] = null;
+}
+
 /** node:http's way to close a connection after its last answer (`destroySoon`), made a {@link linger}. */
 function lingerSoon(this: Socket): void {
   linger(this);
@@ -593,7 +611,10 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   const http = createServer({ requireHostHeader: false }, handle);
   // node:http closes a connection after its last answer with destroySoon(): a FIN, then a close
   // that resets the connection when the client's bytes are still unread. It lingers instead.
-  http.on('connection', (socket: Socket) => (socket.destroySoon = lingerSoon));
+  http.on('connection', (socket: Parsed) => {
+    socket.destroySoon = lingerSoon;
+    socket.parser![MESSAGE_BEGIN] = unbegun;
+  });
   // An Expect other than 100-continue is served like any request, as server.fetch and msw serve it
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
   // answers a bare 417 itself: no Error record, no rate-limit headers, unlike every other answer.
@@ -632,10 +653,11 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // body) gets an answer as the server answers everything, not node's bare 400, and only one: the
   // request whose body broke is answered as itself, and what follows a request still being
   // answered is answered after it, in order.
-  http.on('clientError', (err: ParseError, socket: Socket) => {
-    // node:http times out a connection on which no request began (a browser's preconnect) as one
-    // whose request is late: it has no request to answer or journal, and just closes.
-    if (err.code === 'ECONNRESET' || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) return void socket.destroy();
+  http.on('clientError', (err: ParseError, socket: Parsed) => {
+    // node:http times out a connection on which no request began (a browser's preconnect, or one
+    // that sent only empty lines) as one whose request is late: it has no request to answer or
+    // journal, and just closes.
+    if (err.code === 'ECONNRESET' || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.parser?.[MESSAGE_BEGIN] === unbegun)) return void socket.destroy();
     // A connection that lingers (see linger()) is read to its end whatever it holds.
     if (!socket.writable) return;
     // What follows a request with Connection: close (or HTTP/1.0's default) is no request: RFC 9112

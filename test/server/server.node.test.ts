@@ -965,7 +965,7 @@ describe('startReferenceServer', () => {
       expect(running.server.inspect().petCount).toBe(0);
     });
 
-    it('a connection on which no request began, timed out by node:http (its headersTimeout, 60 s), closes unanswered, unjournalled and unlogged; one whose request had begun is answered 408 (before: both were, the idle one journalled "? ? 408" for a request that never was)', async () => {
+    it('a connection on which no request began (nothing sent, or only the empty lines RFC 9112, section 2.2, has a server ignore before a request line), timed out by node:http (its headersTimeout, 60 s), closes unanswered, unjournalled and unlogged; one whose request had begun is answered 408 (before: all were, the idle ones journalled "? ? 408" for a request that never was; then the one of empty lines still was)', async () => {
       const accepted = lastAccepted();
       const log: RequestLogEntry[] = [];
       running = await startReferenceServer({ onRequest: (e) => log.push(e) });
@@ -978,17 +978,20 @@ describe('startReferenceServer', () => {
         return new Promise<string>((resolve) => socket.once('close', () => resolve(answer)));
       };
       const idle = open('');
+      const blank = open('\r\n\r\n');
+      await expect.poll(() => accepted()?.bytesRead, { message: 'the server reads the empty lines' }).toBe(4);
       const begun = open('GET /v1/pe');
       await expect.poll(() => accepted()?.bytesRead, { message: 'the server reads the begun request' }).toBe(10);
       // node:http checks its connections against headersTimeout every 30 s: here the timeout is 1 ms
-      // and its check (node's own, kept under a symbol) runs until both connections are timed out.
+      // and its check (node's own, kept under a symbol) runs until all three connections are timed out.
       const http = (accepted() as Socket & { server: Record<symbol, { _onTimeout(): void }> & { headersTimeout: number } }).server;
       http.headersTimeout = 1;
       const check = http[Object.getOwnPropertySymbols(http).find((symbol) => symbol.description === 'http.server.connectionsCheckingInterval')!]!;
-      const both = Promise.all([idle, begun]);
-      await expect.poll(() => (check._onTimeout(), Promise.race([both, false]))).not.toBe(false);
-      const [unanswered, timedOut] = await both;
+      const all = Promise.all([idle, blank, begun]);
+      await expect.poll(() => (check._onTimeout(), Promise.race([all, false]))).not.toBe(false);
+      const [unanswered, unansweredBlank, timedOut] = await all;
       expect(unanswered).toBe('');
+      expect(unansweredBlank).toBe('');
       expect(timedOut).toMatch(/^HTTP\/1\.1 408 /);
       expect(timedOut).toContain('"code":"request_timeout","message":"The request took too long to arrive. Send it again."');
       expect((await told(log, 1)).map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual(['? ? 408']);
