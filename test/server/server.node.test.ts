@@ -369,6 +369,13 @@ describe('startReferenceServer', () => {
     expect(await raw(running.url, `GET /v1/pets#${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)).toMatch(/^HTTP\/1\.1 414/);
   });
 
+  it('a request line that says HTTP/2.0 gets the 414 when its target passes node:http\'s header limit, the line being too long to read up to its version (as nginx answers), and the version\'s 400 when its target is over 8,000 characters but within the limit, the version being read before the target is served', async () => {
+    running = await startReferenceServer({ apiKeys: { k: 'free' } });
+    const answer = async (length: number) => headAndBody(await raw(running!.url, `GET /v1/pets?x=${'a'.repeat(length)} HTTP/2.0\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n`));
+    expect(JSON.parse((await answer(20_000))[1])).toMatchObject({ code: 'uri_too_long', status: 414 });
+    expect(JSON.parse((await answer(9_000))[1])).toEqual({ code: 'bad_request', status: 400, message: 'The request\'s HTTP version is not one this server speaks. Send HTTP/1.1 (HTTP/2 and HTTP/3 are not served).' });
+  });
+
   it('an absolute-form target whose authority, or a target whose fragment, makes it pass node:http\'s header limit answers 414 uri_too_long saying which is too long, not the path and query, journalled with its method and ? (before: the message blamed the path and query, however short)', async () => {
     running = await startReferenceServer({ apiKeys: { k: 'free' } });
     const answer = async (target: string) => {
