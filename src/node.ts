@@ -134,8 +134,9 @@ function closing(socket: Socket): AbortSignal {
   signal = controller.signal;
   // Every pipelined request on the connection may wait on it at once: that is no leak.
   setMaxListeners(0, signal);
-  if (socket.destroyed) controller.abort();
-  else socket.once('close', () => controller.abort());
+  // Read as node:http hands over a request, from the packet it parses (a latency fault reads it
+  // at once): the socket has not emitted 'close' yet, since none is parsed after it, so it will.
+  socket.once('close', () => controller.abort());
   closings.set(socket, signal);
   return signal;
 }
