@@ -614,7 +614,10 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
   // that resets the connection when the client's bytes are still unread. It lingers instead.
   http.on('connection', (socket: Parsed) => {
     socket.destroySoon = lingerSoon;
-    socket.parser![MESSAGE_BEGIN] = unbegun;
+    // Only where node:http left the slot empty (Node 20 to 24 do): a Node that used it for
+    // something else keeps it, and an idle connection is then told apart by bytesRead alone.
+    const parser = socket.parser;
+    if (parser && parser[MESSAGE_BEGIN] == null) parser[MESSAGE_BEGIN] = unbegun;
   });
   // An Expect other than 100-continue is served like any request, as server.fetch and msw serve it
   // (RFC 9110, section 10.1.1: a server MAY answer 417, need not). Without this listener node:http
@@ -658,7 +661,7 @@ export async function startReferenceServer(options: StartReferenceServerOptions 
     // node:http times out a connection on which no request began (a browser's preconnect, or one
     // that sent only empty lines) as one whose request is late: it has no request to answer or
     // journal, and just closes.
-    if (err.code === 'ECONNRESET' || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.parser?.[MESSAGE_BEGIN] === unbegun)) return void socket.destroy();
+    if (err.code === 'ECONNRESET' || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket.bytesRead === 0 || socket.parser?.[MESSAGE_BEGIN] === unbegun))) return void socket.destroy();
     // A connection that lingers (see linger()) is read to its end whatever it holds.
     if (!socket.writable) return;
     // What follows a request with Connection: close (or HTTP/1.0's default) is no request: RFC 9112
