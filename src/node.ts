@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, METHODS, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { clip } from './redact.js';
 import { reportListenerError } from './runtime.js';
 import { BrokenBody, codingsBeyond, MAX_TARGET_LENGTH, TARGET_TOO_LONG, truncatedBody, type ErrorCode, type Incoming, type Reply } from './server/http.js';
 import { createServerCore, withFetch, type Arrival, type ReferenceServer } from './server/server.js';
@@ -230,7 +231,7 @@ function hostProblem(req: IncomingMessage): string | undefined {
     }
   }
   if (lines === 1 && value !== '' && !validHost(value)) {
-    return `The Host header "${value.slice(0, 100)}" is not a host and port (RFC 9112, section 3.2). Send Host: with the host and port you connect to, such as 127.0.0.1:4010.`;
+    return `The Host header "${clip(value, 100)}" is not a host and port (RFC 9112, section 3.2). Send Host: with the host and port you connect to, such as 127.0.0.1:4010.`;
   }
   if (lines > 1) return `The request carries ${lines} Host header lines; RFC 9112 (section 3.2) allows exactly one. Send one Host: with the host and port you connect to.`;
   if (lines === 0 && Number(req.httpVersion) >= 1.1) {
@@ -260,7 +261,7 @@ function refusal(req: IncomingMessage, coding: string | null, faulty: boolean): 
   const host = hostProblem(req);
   if (host) return [400, 'bad_request', host];
   if (coding !== null && codingsBeyond(coding, 'chunked')) {
-    return [415, 'unsupported_media_type', `Transfer-Encoding "${coding.slice(0, 40)}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`];
+    return [415, 'unsupported_media_type', `Transfer-Encoding "${clip(coding, 40)}" is not supported. Send the body uncompressed, with Transfer-Encoding: chunked alone or a Content-Length.`];
   }
   return undefined;
 }

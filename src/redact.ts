@@ -1,9 +1,15 @@
 /**
  * How an API key is hidden in what people are shown (errors, log lines, events, the reference
- * server's journal): one rule for the client and the server.
+ * server's journal), and how a long value is cut there: one rule for the client and the server.
  *
  * @module
  */
+
+/**
+ * `text` as a message quotes it: at most `max` characters, and `…` where it was cut (never
+ * between the two halves of an emoji or another character outside the BMP).
+ */
+export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max).replace(/[\uD800-\uDBFF]$/, '')}…` : text);
 
 /** What stands where a key was. */
 export const REDACTED = '[redacted]';

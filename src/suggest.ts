@@ -7,6 +7,8 @@
  * @module
  */
 
+import { clip } from './redact.js';
+
 /** Lower case, without `_` and `-`: `max_retries`, `MaxRetries` and `max-retries` read alike. */
 const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
 
@@ -53,7 +55,7 @@ export function closest(name: string, known: readonly string[]): string | undefi
  */
 export function unknownOption(name: string, known: readonly string[], shown = name): string {
   const meant = closest(name, known);
-  return `unknown option "${shown.slice(0, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`;
+  return `unknown option "${clip(shown, 40)}"${meant ? ` (did you mean "${meant}"?)` : `. The options are ${known.join(', ')}`}.`;
 }
 
 /**

@@ -35,7 +35,7 @@ import { ClientEvents, type ClientEventMap } from './events.js';
 import { observeResponse } from './headers.js';
 import { checkRequestOptions, DEFAULTS, guarded, REQUEST_OPTIONS, resolveOptions, toHeaders, type ClientOptions, type LogLevel, type RequestOptions, type ResolvedOptions } from './options.js';
 import { backoffMs, withRetries } from './retry.js';
-import { REDACTED } from '../redact.js';
+import { clip, REDACTED } from '../redact.js';
 import { isolated, isPermissionDenied, isThenable, orAbort, reportListenerError, sleep } from '../runtime.js';
 
 /** A call's parsed result together with the HTTP response it came from. */
@@ -159,7 +159,7 @@ function listQuery({ limit, status, ...rest }: ListPetsQuery & Record<string, un
       const shown = redact(name);
       // From JavaScript, a call's option is easily passed in the query: say where it goes.
       const option = REQUEST_OPTIONS.includes(name) ? `; ${name} is an option of the call: pass it second, listPets(query, { ${name} })` : '';
-      const message = `listPets: query.${shown.slice(0, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate)${option}.${NOTHING_SENT}`;
+      const message = `listPets: query.${clip(shown, 40)} must be a string, number or boolean a query string can carry (whole characters, no lone surrogate)${option}.${NOTHING_SENT}`;
       // An array or object may hold the key anywhere: it is not quoted (as zod's issues quote no input).
       const input = typeof value === 'string' ? redact(value) : typeof value === 'object' || typeof value === 'function' ? undefined : value;
       throw new ValidationError({ issues: [{ code: 'custom', path: [shown], message, input }], message });

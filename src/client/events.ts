@@ -7,6 +7,7 @@
 import type { ApiError, CallInfo, ConnectionError } from './errors.js';
 import { configError } from './options.js';
 import { notify } from '../runtime.js';
+import { clip } from '../redact.js';
 import { closest } from '../suggest.js';
 
 /** The payload of each event {@link PetStoreClient.on} can listen to. */
@@ -71,7 +72,7 @@ export class ClientEvents {
   on<E extends keyof ClientEventMap>(event: E, listener: (payload: ClientEventMap[E]) => void, redact: (text: string) => string): () => void {
     if (!EVENTS.includes(event)) {
       // Not String(event): an object without a prototype, from JavaScript, would make it throw a TypeError.
-      const name = typeof event === 'string' ? `"${redact(event).slice(0, 40)}"` : `(not a string: ${typeof event})`;
+      const name = typeof event === 'string' ? `"${clip(redact(event), 40)}"` : `(not a string: ${typeof event})`;
       const meant = typeof event === 'string' && closest(event, EVENTS);
       throw configError(`client.on(): unknown event ${name}${meant ? ` (did you mean "${meant}"?)` : ''}. The events are ${EVENTS.join(', ')}.`, 'event');
     }

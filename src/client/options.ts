@@ -9,7 +9,7 @@ import type { CoordinatorScope, RateLimitCoordinator } from './coordinator.js';
 import type { DeprecationNotice } from './deprecation.js';
 import { PetStoreError, ValidationError } from './errors.js';
 import { createMemoryCoordinator } from './memory-coordinator.js';
-import { redactor } from '../redact.js';
+import { clip, redactor } from '../redact.js';
 import { unknownOption } from '../suggest.js';
 import { env, envGranted, hasMethods, hostProcess, isolated, MAX_TIMER_MS, pageUrl, runtimeName, SDK_ID } from '../runtime.js';
 
@@ -360,7 +360,7 @@ function schemeless(raw: string): string | undefined {
  */
 function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string) => string): URL {
   // A URL is quoted cut short: a base URL of thousands of characters made a message as long.
-  const quote = (text: string) => `"${redact(text).slice(0, 200)}"`;
+  const quote = (text: string) => `"${clip(redact(text), 200)}"`;
   let url: URL;
   try {
     url = new URL(raw, pageUrl());
@@ -376,7 +376,7 @@ function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string
     // `localhost:4010/v1` parses, with `localhost:` for its scheme: a host whose scheme was left out.
     const meant = schemeless(String(raw));
     const hint = meant ? ` Did you mean ${quote(meant)}?` : '';
-    throw configError(`baseUrl${source} must be an http or https URL; got the scheme "${url.protocol.slice(0, 20)}".${hint}`, 'baseUrl');
+    throw configError(`baseUrl${source} must be an http or https URL; got the scheme "${clip(url.protocol, 20)}".${hint}`, 'baseUrl');
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1') || url.search || url.hash) {
@@ -448,7 +448,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   headers.set('Authorization', `Bearer ${apiKey}`);
   const log = levelled(options.logger ?? console, logLevel);
   if (envLog && !envLevel) {
-    log.warn(`The PETSTORE_LOG environment variable is "${redact(envLog).slice(0, 40)}", which is not one of ${LOG_LEVELS.join(', ')}: logging at ${logLevel}, the default.`);
+    log.warn(`The PETSTORE_LOG environment variable is "${clip(redact(envLog), 40)}", which is not one of ${LOG_LEVELS.join(', ')}: logging at ${logLevel}, the default.`);
   }
   // Each default applied the one way, in DEFAULTS' order (toJSON shows them so); logLevel, which
   // PETSTORE_LOG may give, is the one resolved above.

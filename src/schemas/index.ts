@@ -8,6 +8,7 @@
  * @module
  */
 import * as z from 'zod/mini';
+import { clip } from '../redact.js';
 
 /** The availability states an animal can be in. */
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
@@ -183,7 +184,7 @@ const issueMessage = (issue: z.core.$ZodRawIssue): string => {
     case 'unrecognized_keys': {
       // Bounded: a body may hold thousands of unknown fields, each of any length.
       const { keys } = issue;
-      const named = keys.slice(0, 3).map((key) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key));
+      const named = keys.slice(0, 3).map((key) => JSON.stringify(clip(key, 40)));
       return `has unknown field${keys.length === 1 ? '' : 's'} ${named.join(', ')}${keys.length > 3 ? ` and ${keys.length - 3} more` : ''}`;
     }
     default:

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { clip } from '../redact.js';
 import { allowList, error, json, readJson, type Incoming, type Reply } from './http.js';
 import type { RequestRecord } from './journal.js';
 
@@ -107,7 +108,7 @@ export function toInstant(date: Date | string | number): number {
   const ms = date instanceof Date ? date.getTime() : typeof date === 'number' ? date : isoInstant(date);
   if (!isClockInstant(ms)) {
     throw new TypeError(
-      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to ${LATEST_MOVE}, such as "2026-12-01T00:00:00Z"; got ${JSON.stringify(String(date)).slice(0, 60)}.`,
+      `clock.set: expected a Date, epoch milliseconds or an ISO 8601 date-time with its offset, on a day and at a time that exist, from 1970 to ${LATEST_MOVE}, such as "2026-12-01T00:00:00Z"; got ${clip(JSON.stringify(String(date)), 60)}.`,
     );
   }
   return ms;
@@ -119,10 +120,10 @@ const CLOCK_BODY = 'Send {"advanceMs": 60000} or {"set": "2026-12-01T00:00:00Z"}
 export async function answerAdmin(request: Incoming, method: string, path: string, target: AdminTarget): Promise<Reply> {
   const allow = adminAllow(path);
   if (allow === undefined) {
-    return error(404, 'not_found', `No admin path /_admin${path.slice(0, 100)}. The admin API has ${Object.keys(PATHS).map((p) => `/_admin${p}`).join(', ')}.`);
+    return error(404, 'not_found', `No admin path /_admin${clip(path, 100)}. The admin API has ${Object.keys(PATHS).map((p) => `/_admin${p}`).join(', ')}.`);
   }
   if (!PATHS[path]!.includes(method)) {
-    return error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on /_admin${path}. Allowed: ${allow}.`, { Allow: allow });
+    return error(405, 'method_not_allowed', `${clip(method, 20)} is not allowed on /_admin${path}. Allowed: ${allow}.`, { Allow: allow });
   }
   switch (`${method} ${path}`) {
     case 'POST /reset':

@@ -1,3 +1,4 @@
+import { clip } from '../redact.js';
 import { orAbort } from '../runtime.js';
 import { EXPOSED_HEADERS, type ErrorRecord } from '../schemas/index.js';
 import { InjectedFault } from './faults.js';
@@ -176,7 +177,7 @@ function unsupportedEncoding(request: Incoming): Reply | undefined {
     return error(
       415,
       'unsupported_media_type',
-      `Content-Encoding "${coding.slice(0, 40)}" is not supported. Send the body uncompressed, without Content-Encoding (or with identity).`,
+      `Content-Encoding "${clip(coding, 40)}" is not supported. Send the body uncompressed, without Content-Encoding (or with identity).`,
       { 'Accept-Encoding': 'identity' },
     );
   }
@@ -185,7 +186,7 @@ function unsupportedEncoding(request: Incoming): Reply | undefined {
     return error(
       415,
       'unsupported_media_type',
-      `The body's charset "${charset.slice(0, 40)}" is not supported. Send UTF-8 JSON, with Content-Type: application/json (or application/json; charset=utf-8).`,
+      `The body's charset "${clip(charset, 40)}" is not supported. Send UTF-8 JSON, with Content-Type: application/json (or application/json; charset=utf-8).`,
     );
   }
   return undefined;

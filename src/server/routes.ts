@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { clip } from '../redact.js';
 import { check, GET_PET_SUNSET, LIST_LIMIT, ListPetsQuerySchema, PET_STATUSES } from '../schemas/index.js';
 import { allowList, error, json, jsonText, readJson, type Incoming, type Reply } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -78,7 +79,7 @@ async function createPet({ request, store }: RouteContext): Promise<Reply> {
     return error(
       415,
       'unsupported_media_type',
-      `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${type.slice(0, 100)}"` : ', which is missing'}.`,
+      `The body must be JSON, sent with Content-Type: application/json${type ? `; got "${clip(type, 100)}"` : ', which is missing'}.`,
     );
   }
   const read = await readJson(request, 'Send a NewPet object such as {"name":"Rex","categoryId":1}.');
@@ -125,7 +126,7 @@ function getPet({ request: { url }, params, now, store }: RouteContext): Reply {
     return error(
       400,
       'invalid_pet_id',
-      `petId must be an int64 in decimal, from ${INT64.min} to ${INT64.max}, without leading zeros or a sign on 0; got "${id.slice(0, 40)}".`,
+      `petId must be an int64 in decimal, from ${INT64.min} to ${INT64.max}, without leading zeros or a sign on 0; got "${clip(id, 40)}".`,
       headers,
     );
   }

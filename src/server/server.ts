@@ -3,7 +3,7 @@
 // it costs the server bundle a few lines.
 import { MAX_TIMER_MS, orAbort, reportListenerError, sleep } from '../runtime.js';
 // The client's rule for finding a key in a text, so both sides hide it alike.
-import { redactor } from '../redact.js';
+import { clip, redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, LATEST_MOVE, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
 import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
@@ -338,7 +338,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     // Outside /v1 there is no API to authenticate for, nor to preflight: say where it is instead of
     // asking for a key, to OPTIONS as to any method. A served admin API is still preflighted.
     if (path === undefined && !adminServed) {
-      const where = pathname.slice(0, 100);
+      const where = clip(pathname, 100);
       const hint = admin !== undefined ? ' The admin API is off: start the server with --admin (admin: true) to use it.' : '';
       return limited(error(404, 'not_found', `${where} is not part of the API. The API is under /v1: ${API_PATHS}.${hint}`), anonymous(at), at);
     }
@@ -402,12 +402,12 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     }
 
     if (!match) {
-      return limited(error(404, 'not_found', `No route ${pathname.slice(0, 100)}. The API's paths are ${API_PATHS}.`), admission, at);
+      return limited(error(404, 'not_found', `No route ${clip(pathname, 100)}. The API's paths are ${API_PATHS}.`), admission, at);
     }
     const reply = dispatch(match, method, request, at, { store, orders: config.orders });
     if (!reply) {
       const allow = allowed(match.route);
-      return limited(error(405, 'method_not_allowed', `${method.slice(0, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, at);
+      return limited(error(405, 'method_not_allowed', `${clip(method, 20)} is not allowed on ${match.path}. Allowed: ${allow}.`, { Allow: allow }), admission, at);
     }
     // Counted when it arrived, answered once its body has: `t` counts from the answer, as its Date does,
     // so the two agree with X-RateLimit-Reset (from the arrival, a slow body's t was that much too long).
@@ -443,7 +443,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
     const target = parsed ? parsed.url.pathname + parsed.url.search : '?';
     let path = parsed ? recordedPath(target, parsed.header('Authorization')) : '?';
     // A target too long to serve is kept by its start: a thousand of them must not hold megabytes.
-    if (target.length > MAX_TARGET_LENGTH) path = `${path.slice(0, 100)}…`;
+    if (target.length > MAX_TARGET_LENGTH) path = clip(path, 100);
     const seq = ++sequence;
     return { at: now(), seq, method, path, status: 0, requestId: idPrefix + seq.toString(16).padStart(10, '0'), code: undefined, key: null, insideRetryAfter: false };
   }

@@ -232,12 +232,15 @@ describe('configuration', () => {
     expect(make({ loglevel: 'debug' })).toThrow('unknown option "loglevel" (did you mean "logLevel"?)');
   });
 
-  it('an option is named where the name is its end (url: baseUrl) or a slip away, two slips from six letters on (fetcher, loggin); a name of two letters, or further from each (logr, bearer), gets the list, and one of thousands of characters is quoted cut to 40', () => {
+  it('an option is named where the name is its end (url: baseUrl) or a slip away, two slips from six letters on (fetcher, loggin); a name of two letters, or further from each (logr, bearer), gets the list, and one of thousands of characters is quoted cut to 40, marked "…" and never inside an emoji', () => {
     expect(make({ url: BASE_URL })).toThrow('unknown option "url" (did you mean "baseUrl"?)');
     expect(make({ fetcher: fetch })).toThrow('unknown option "fetcher" (did you mean "fetch"?)');
     expect(make({ loggin: console })).toThrow('unknown option "loggin" (did you mean "logger"?)');
     for (const name of ['on', 'logr', 'bearer']) expect(make({ [name]: 1 })).toThrow(`unknown option "${name}". The options are apiKey, baseUrl,`);
-    expect(make({ ['x'.repeat(5_000)]: 1 })).toThrow(`unknown option "${'x'.repeat(40)}". The options are apiKey, baseUrl,`);
+    expect(make({ ['x'.repeat(5_000)]: 1 })).toThrow(`unknown option "${'x'.repeat(40)}…". The options are apiKey, baseUrl,`);
+    // Never cut between the two halves of a character outside the BMP: the emoji goes whole.
+    expect(make({ [`${'x'.repeat(39)}🐕${'x'.repeat(10)}`]: 1 })).toThrow(`unknown option "${'x'.repeat(39)}…". The options are apiKey, baseUrl,`);
+    expect(make({ [`${'x'.repeat(38)}🐕${'x'.repeat(10)}`]: 1 })).toThrow(`unknown option "${'x'.repeat(38)}🐕…". The options are apiKey, baseUrl,`);
   });
 
   it('options that are not an object (null from JavaScript) are a ValidationError, in the constructor and per call', async () => {
@@ -276,11 +279,12 @@ describe('configuration', () => {
     }
   });
 
-  it('a baseUrl of thousands of characters is quoted cut short in its ValidationError', () => {
+  it('a baseUrl of thousands of characters is quoted cut short in its ValidationError, marked as cut', () => {
     const long = 'a'.repeat(5_000);
     for (const baseUrl of [`petstore.example/${long}/v1`, `localhost:4010/${long}/v1`, `${long}:x/v1`, `https://petstore.example/${long}/v2`]) {
       expect(() => client({ baseUrl })).toThrow(ValidationError);
       expect(() => client({ baseUrl })).not.toThrow(/a{250}/);
+      expect(() => client({ baseUrl })).toThrow(/a…"/);
     }
   });
 

@@ -116,7 +116,7 @@ describe('logs', () => {
     const { lines, logger } = recorder();
     vi.stubEnv('PETSTORE_LOG', 'x'.repeat(5_000));
     await run(client({ logger }).listPets());
-    expect(lines).toEqual([{ level: 'warn', text: `The PETSTORE_LOG environment variable is "${'x'.repeat(40)}", which is not one of off, error, warn, info, debug: logging at warn, the default.` }]);
+    expect(lines).toEqual([{ level: 'warn', text: `The PETSTORE_LOG environment variable is "${'x'.repeat(40)}…", which is not one of off, error, warn, info, debug: logging at warn, the default.` }]);
   });
 
   it('a logLevel set in code leaves PETSTORE_LOG unread: one that is no level is not warned about', async () => {
@@ -254,8 +254,8 @@ describe('events', () => {
       }),
     );
     expect(() => c.on('error' as never, () => {})).toThrow(expect.objectContaining({ message: 'client.on(): unknown event "error". The events are request, response, retry, wait.' }));
-    // A name pasted from elsewhere is quoted cut to 40 characters.
-    expect(() => c.on('x'.repeat(1000) as never, () => {})).toThrow(expect.objectContaining({ message: `client.on(): unknown event "${'x'.repeat(40)}". The events are request, response, retry, wait.` }));
+    // A name pasted from elsewhere is quoted cut to 40 characters, marked as cut.
+    expect(() => c.on('x'.repeat(1000) as never, () => {})).toThrow(expect.objectContaining({ message: `client.on(): unknown event "${'x'.repeat(40)}…". The events are request, response, retry, wait.` }));
     // The API key pasted as the event's name is not quoted back, whole or cut.
     const long = `sk-${'a1'.repeat(30)}`;
     for (const key of ['key-pro', long]) {

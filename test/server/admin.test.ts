@@ -291,9 +291,9 @@ describe('admin API over HTTP', () => {
     const server = createReferenceServer({ admin: true });
     const path = `/${'x'.repeat(300)}`;
     const unknown = await (await server.fetch(new Request(`http://a.test/_admin${path}`))).json();
-    expect(unknown.message).toContain(`/_admin${path.slice(0, 100)}.`);
+    expect(unknown.message).toContain(`/_admin${path.slice(0, 100)}…. The admin API has`);
     const wrong = await (await server.fetch(new Request('http://a.test/_admin/keys', { method: 'M'.repeat(30) }))).json();
-    expect(wrong.message).toBe(`${'M'.repeat(20)} is not allowed on /_admin/keys. Allowed: GET, HEAD, OPTIONS.`);
+    expect(wrong.message).toBe(`${'M'.repeat(20)}… is not allowed on /_admin/keys. Allowed: GET, HEAD, OPTIONS.`);
   });
 
   it('POST /_admin/clock with null, or with one unknown field, answers 400 saying the body holds exactly one of advanceMs and set (before any reading of it as an object)', async () => {
@@ -522,7 +522,7 @@ describe('request ids, the journal and the clock in-process', () => {
     expect(server.clock.now().toISOString()).toBe('2026-12-01T00:00:00.000Z');
     server.clock.set('2026-12-01T23:59:00+23:59');
     expect(server.clock.now().toISOString()).toBe('2026-12-01T00:00:00.000Z');
-    expect(() => server.clock.set('x'.repeat(100))).toThrow(new RegExp(`; got "${'x'.repeat(59)}\\.$`));
+    expect(() => server.clock.set('x'.repeat(100))).toThrow(new RegExp(`; got "${'x'.repeat(59)}…\\.$`));
   });
 
   it('onBan tells when a key is banned and when the ban ends, by label, on the server\'s clock', async () => {

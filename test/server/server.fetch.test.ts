@@ -93,7 +93,7 @@ describe('createReferenceServer', () => {
     }
     const method = 'M'.repeat(30);
     const response = await server.fetch(new Request('http://a.test/v1/pets', { method, headers: { Authorization: 'Bearer k' } }));
-    expect((await response.json()).message).toBe(`${'M'.repeat(20)} is not allowed on /pets. Allowed: GET, POST, HEAD, OPTIONS.`);
+    expect((await response.json()).message).toBe(`${'M'.repeat(20)}… is not allowed on /pets. Allowed: GET, POST, HEAD, OPTIONS.`);
   });
 
   it('with the admin API off, an /_admin/ path is an ordinary 404 that says how to turn it on, and is journalled; other paths outside /v1 do not mention it', async () => {
