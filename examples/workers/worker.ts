@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { PetStoreClient, ThrottledError, type ClientOptions } from '@animal-store/sdk';
 import { createRedisCoordinator } from '@animal-store/sdk/redis';
 
-const { BASE_URL, API_KEY, REDIS_URL, CALLS = '100', TIMEOUT = '5000', MAX_RETRY_DELAY = '5000', BARRIER } = process.env;
+const { BASE_URL, API_KEY, REDIS_URL, CALLS = '100', TIMEOUT = '5000', MAX_RETRY_DELAY = '5000', COMMAND_TIMEOUT, BARRIER } = process.env;
 
 const redis = REDIS_URL ? createClient({ url: REDIS_URL, socket: { reconnectStrategy: () => 200 } }).on('error', () => {}) : undefined;
 // Redis may be down when the worker starts: wait for it a little, then work anyway (the
@@ -20,7 +20,8 @@ const options: ClientOptions = {
   // Wait at most 5 s (by default) for a rate-limit window or for requests in flight; past that,
   // a call is refused without being sent.
   maxRetryDelay: Number(MAX_RETRY_DELAY),
-  ...(redis ? { coordinator: createRedisCoordinator({ redis, onWarning: (message) => void warnings.push(message) }) } : {}),
+  // COMMAND_TIMEOUT: the coordinator's commandTimeoutMs (250 ms by default), past which it falls back.
+  ...(redis ? { coordinator: createRedisCoordinator({ redis, onWarning: (message) => void warnings.push(message), ...(COMMAND_TIMEOUT ? { commandTimeoutMs: Number(COMMAND_TIMEOUT) } : {}) }) } : {}),
 };
 const client = new PetStoreClient(options);
 
