@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startReferenceServer } from '@animal-store/sdk/node';
@@ -67,16 +67,21 @@ describe('many processes, one key', () => {
       console.log(JSON.stringify(client.rateLimit.getSnapshot()?.limit));`;
     // Run from the package's folder, so that it imports the built package by its name.
     const run = spawn(NODE, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../', import.meta.url)), env: { ...process.env, REDIS_URL: redis.url }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    run.stdout.on('data', (chunk) => (out += chunk));
+    onTestFinished(() => void run.kill('SIGKILL'));
     const exited = once(run, 'exit');
-    // A process kept alive is ended after 10 s, and fails below.
-    const kill = setTimeout(() => run.kill('SIGKILL'), 10_000);
+    // A process kept alive is ended 10 s after its calls are done (it printed), and fails below.
+    // Counted from then, not from its start: on a starved machine, starting it and loading the package took over 10 s.
+    let out = '';
+    let kill: ReturnType<typeof setTimeout> | undefined;
+    run.stdout.on('data', (chunk) => {
+      out += chunk;
+      kill ??= setTimeout(() => run.kill('SIGKILL'), 10_000);
+    });
     const [code] = await exited;
     clearTimeout(kill);
     expect(code).toBe(0);
     expect(out.trim()).toBe('60');
-  });
+  }, 60_000);
 
   it('storm: 8 workers × 100 calls on one Free-plan key: with Redis, no request inside a Retry-After window, no ban, every call settles', async () => {
     const run = await node(`${EXAMPLE}main.ts`, [String(WORKERS), '100'], { REDIS_URL: redis.url });
