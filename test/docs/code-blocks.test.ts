@@ -110,3 +110,15 @@ describe('README', () => {
     for (const doc of DOCS.filter((d) => d.startsWith('docs/'))) expect(readme).toContain(`](${doc})`);
   });
 });
+
+describe('Testing with the reference server', () => {
+  it('its --log-format json paragraph names every event the CLI prints', () => {
+    const guide = readFileSync(join(ROOT, 'docs/testing-with-the-reference-server.md'), 'utf8');
+    const paragraph = guide.slice(guide.indexOf('For log tooling, `--log-format json`')).split('\n\n')[0]!;
+    const cli = readFileSync(join(ROOT, 'src/cli.ts'), 'utf8');
+    // say('keys', …), { event: 'request', … } and the ban's { event: e.state === 'banned' ? 'key_banned' : 'ban_ended' }.
+    const events = [...cli.matchAll(/(?:say\(|event: )(?:e\.state === 'banned' \? '(\w+)' : )?'(\w+)'/g)].flatMap((m) => m.slice(1).filter(Boolean));
+    expect(events).toEqual(expect.arrayContaining(['listening', 'keys', 'stopping', 'request', 'key_banned']));
+    expect(events.filter((event) => !paragraph.includes(`\`${event}\``) && !paragraph.includes(`"event":"${event}"`))).toEqual([]);
+  });
+});
