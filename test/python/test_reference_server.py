@@ -25,11 +25,15 @@ class ReferenceServerTest(unittest.TestCase):
             stdout=subprocess.PIPE,
             text=True,
         )
-        line = cls.process.stdout.readline()
-        match = re.search(r"listening on (http://\S+)", line)
-        if not match:
-            cls.process.kill()
-            raise RuntimeError("petstore-server did not start: " + line)
+        # The banner is the first line, after "Generating N pets…" from --pets 500000 on: read
+        # lines until it comes, or until the process ends (it printed why on stderr).
+        line, match = "", None
+        while not match:
+            line = cls.process.stdout.readline()
+            if not line:
+                cls.process.kill()
+                raise RuntimeError("petstore-server did not start")
+            match = re.search(r"listening on (http://\S+)", line)
         cls.api = match.group(1)
         cls.root = cls.api[: -len("/v1")]
 
