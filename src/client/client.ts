@@ -283,6 +283,14 @@ async function decided(pending: PromiseLike<AcquireDecision>, signal: AbortSigna
   }
 }
 
+/**
+ * Adds `sentence` to the error's message, first ending its last sentence where it does not end
+ * (a service's own message may lack the period, or end with the request id).
+ */
+function addSentence(error: PetStoreError, sentence: string): void {
+  error.message += `${/[.!?…]$/.test(error.message) ? '' : '.'} ${sentence}`;
+}
+
 /** The sentence a failed `createPet` that may have been acted on ends with. */
 function mayHaveCreated(call: CallInfo, mayHaveSucceeded: boolean): string {
   return call.method === 'POST' && mayHaveSucceeded ? ' The pet may have been created: list pets to check before creating it again.' : '';
@@ -561,6 +569,8 @@ export class PetStoreClient {
     // Rate-limit waits are shared by all attempts of the call, like its retries.
     const state: CallState = { call, ...read, waits: retries };
     let attempt = 0;
+    // Set when retries were left but the wait the last error asked for exceeds maxRetryDelay.
+    let tooLongMs: number | undefined;
     try {
       return await withRetries(() => this.#attempt(operation, state, ++attempt), {
         method: operation.method,
@@ -574,6 +584,7 @@ export class PetStoreClient {
           this.#options.log.info(`${where}retry ${retry} of ${retries}${delayMs ? ` in ${delayMs} ms` : ''} after ${error.name}: ${error.message.replace(where, '')}`);
           this.#events.emit('retry', { ...call, retry, delayMs, error });
         },
+        onWaitTooLong: (delayMs) => (tooLongMs = delayMs),
       });
     } catch (error) {
       // Aborted in a wait, nothing was in flight: an earlier attempt that may have been acted on
@@ -582,8 +593,10 @@ export class PetStoreClient {
       if (signal?.aborted) throw aborted(call, signal, state.mayHaveSucceeded === true);
       // Retried, it says so: ECONNREFUSED after a second and a half of backoff reads as a mystery
       // otherwise. An attempt the gate refused (a ThrottledError) was never sent: it ends the call.
-      if (attempt > 1 && error instanceof PetStoreError) {
-        error.message += state.sent === attempt ? ` This was attempt ${attempt} of ${retries + 1}.` : ` The call was refused before its attempt ${attempt} of ${retries + 1}.`;
+      if (error instanceof PetStoreError) {
+        // Not retried with retries left, it says why: "HTTP 503" alone reads as if none were allowed.
+        if (tooLongMs !== undefined) addSentence(error, `Not retried: waiting ${Math.ceil(tooLongMs / 1000)} s would exceed maxRetryDelay (${duration(this.#options.maxRetryDelay)}).`);
+        if (attempt > 1) addSentence(error, state.sent === attempt ? `This was attempt ${attempt} of ${retries + 1}.` : `The call was refused before its attempt ${attempt} of ${retries + 1}.`);
       }
       throw error;
     } finally {

@@ -5,8 +5,8 @@
  * coordinator's, which blocks every call of the key until the window ends. 408, 5xx, network
  * errors and timeouts are retried for GET only, with full-jitter exponential backoff (0.5 s base,
  * 8 s cap, drawn below `maxRetryDelay` when that is shorter) or `Retry-After`, because a POST that
- * may have reached the server must never be sent twice. A `Retry-After` longer than
- * `maxRetryDelay` is not waited: the error is thrown at once. Errors
+ * may have reached the server must never be sent twice. A wait longer than
+ * `maxRetryDelay` is not waited: the error is thrown at once, saying why. Errors
  * that cannot go away (a refused permission, a throttled call) are never retried.
  *
  * @internal
@@ -59,6 +59,8 @@ export interface RetryOptions {
   blockForMs: () => number | undefined;
   /** Told of each retry before its wait, with the error retried (the only kinds retryDelayMs retries). */
   onRetry: (error: ApiError | ConnectionError, retry: number, delayMs: number) => void;
+  /** Told when retries were left but the wait the error asked for exceeds `maxRetryDelay`: the error ends the call. */
+  onWaitTooLong: (delayMs: number) => void;
 }
 
 /**
@@ -74,7 +76,11 @@ export function withRetries<T>(attempt: () => Promise<T>, options: RetryOptions)
     signal: options.signal,
     shouldRetry: async ({ error, retriesConsumed }) => {
       const wait = retryDelayMs(error, options, retriesConsumed + 1);
-      if (wait === undefined || wait > options.maxRetryDelay) return false;
+      if (wait === undefined) return false;
+      if (wait > options.maxRetryDelay) {
+        options.onWaitTooLong(wait);
+        return false;
+      }
       options.onRetry(error as ApiError | ConnectionError, retriesConsumed + 1, wait);
       // A 429's window is waited in the coordinator, with every other call of the key.
       if (!(error instanceof RateLimitError)) await sleep(wait, options.signal);

@@ -46,6 +46,11 @@ describe('retries', () => {
     expect(once.message).not.toMatch(/attempt/);
   });
 
+  it("a service message without a final period is ended with one before the client's own sentence is added (before: \"boom This was attempt 2 of 2.\")", async () => {
+    failing('get', '/pets', 10, serverError);
+    expect(await run(client({ maxRetries: 1 }).listPets())).toMatchObject({ message: 'listPets (GET /pets): boom. This was attempt 2 of 2.' });
+  });
+
   it('a call whose retry the gate refused unsent says it was refused before that attempt, not that the attempt was made (before: "This was attempt 2 of 3.")', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999);
     let answered = 0;
@@ -202,7 +207,7 @@ describe('retries', () => {
     expect(calls.at[1]! - calls.at[0]!).toBe(499);
   });
 
-  it('a 429 whose wait exceeds maxRetryDelay (a ban) throws RateLimitError at once, without waiting', async () => {
+  it('a 429 whose wait exceeds maxRetryDelay (a ban) throws RateLimitError at once, without waiting, saying why it was not retried', async () => {
     const calls = failing('get', '/pets', 10, () =>
       HttpResponse.json({ code: 'api_key_banned', message: 'banned', status: 429 }, { status: 429, headers: { 'Retry-After': '900' } }),
     );
@@ -210,16 +215,17 @@ describe('retries', () => {
     const error = await run(client().listPets());
     expect(error).toBeInstanceOf(RateLimitError);
     expect(error).toMatchObject({ code: 'api_key_banned', retryAfterMs: 900_000 });
+    expect((error as Error).message).toBe('listPets (GET /pets): banned. Not retried: waiting 900 s would exceed maxRetryDelay (60 s).');
     expect(calls.count).toBe(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
-  it('a 503 whose Retry-After exceeds maxRetryDelay fails at once with its InternalServerError, not a ThrottledError', async () => {
+  it('a 503 whose Retry-After exceeds maxRetryDelay fails at once with its InternalServerError, not a ThrottledError, saying why it was not retried', async () => {
     const calls = failing('get', '/pets', 10, () => new HttpResponse(null, { status: 503, headers: { 'Retry-After': '120' } }));
     const started = Date.now();
     const error = await run(client().listPets());
     expect(error).toBeInstanceOf(InternalServerError);
-    expect(error).toMatchObject({ status: 503 });
+    expect(error).toMatchObject({ status: 503, message: 'listPets (GET /pets): The service answered HTTP 503 without an Error record. Not retried: waiting 120 s would exceed maxRetryDelay (60 s).' });
     expect(calls.count).toBe(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
