@@ -256,8 +256,14 @@ async function main(): Promise<void> {
   say('listening', `petstore-server listening on ${running.url}`, { url: running.url });
   if (!serverOptions.apiKeys) say('keys', `API key: ${DEMO_API_KEY} (Free plan)`);
   else {
-    const count = Object.keys(serverOptions.apiKeys).length;
-    say('keys', `${count} API key${count === 1 ? '' : 's'} accepted`);
+    // The plans as the server took them, keys not shown: `--key k:Pro` reads back as Pro.
+    const plans = Object.values(serverOptions.apiKeys).map((limits) =>
+      typeof limits === 'string' ? limits[0]!.toUpperCase() + limits.slice(1) : `Enterprise at ${limits.perMinute}/min and ${limits.perDay}/day`,
+    );
+    const counts = new Map<string, number>();
+    for (const plan of plans) counts.set(plan, (counts.get(plan) ?? 0) + 1);
+    const which = plans.length === 1 ? plans[0]!.replace(/^\w+/, '$& plan') : [...counts].map(([plan, keys]) => `${keys} ${plan}`).join(', ');
+    say('keys', `${plans.length} API key${plans.length === 1 ? '' : 's'} accepted (${which})`);
   }
   if (serverOptions.admin) say('admin', `Admin API: ${new URL('/_admin/', running.url).href} (reset, keys, requests, clock)`);
 }

@@ -141,7 +141,7 @@ describe('petstore-server CLI', () => {
     expect((await clock(url!, { advanceMs: 15 * 60_000 })).status).toBe(200);
     const [ended] = await cli.waitFor(/^\{"event":"ban_ended".*\}$/m);
     expect(JSON.parse(ended)).toEqual({ event: 'ban_ended', time: expect.stringMatching(/Z$/), key: 'cli-…', until: ban.until });
-    expect(JSON.parse(cli.out().split('\n')[1]!)).toMatchObject({ event: 'keys', message: '1 API key accepted' });
+    expect(JSON.parse(cli.out().split('\n')[1]!)).toMatchObject({ event: 'keys', message: '1 API key accepted (Enterprise plan at 1/min and 100/day)' });
     expect(cli.out()).not.toContain('cli-ban-key');
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
@@ -238,15 +238,15 @@ describe('petstore-server CLI', () => {
     expect(refused.err()).not.toContain('sk-twice');
     const cli = run(['--port', '0', '--quiet', '--key', 'sk-twice', '--key', 'sk-twice:FREE', '--key', 'q:enterprise:5:9', '--key', 'q:enterprise:5:9']);
     child = cli.child;
-    await cli.waitFor(/2 API keys accepted\n/);
+    await cli.waitFor(/2 API keys accepted \(1 Free, 1 Enterprise at 5\/min and 9\/day\)\n/);
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
   });
 
-  it('the banner counts the keys in words: "2 API keys accepted"', async () => {
-    const cli = run(['--port', '0', '--quiet', '--key', 'a-key', '--key', 'b-key:pro']);
+  it('the banner counts the keys in words and names their plans as the server took them: "2 API keys accepted (1 Free, 1 Pro)"', async () => {
+    const cli = run(['--port', '0', '--quiet', '--key', 'a-key', '--key', 'b-key:PRO']);
     child = cli.child;
-    await cli.waitFor(/2 API keys accepted\n/);
+    await cli.waitFor(/2 API keys accepted \(1 Free, 1 Pro\)\n/);
     cli.child.kill('SIGTERM');
     expect(await cli.exit()).toBe(0);
   });
@@ -256,7 +256,7 @@ describe('petstore-server CLI', () => {
     child = cli.child;
     const [, url] = await cli.waitFor(/listening on (\S+)/);
     await cli.waitFor(/API keys? accepted/);
-    expect(cli.out()).toContain('1 API key accepted\n');
+    expect(cli.out()).toContain('1 API key accepted (Pro plan)\n');
     const response = await fetch(`${url}/pets`, { headers: { Authorization: 'Bearer __proto__' } });
     expect(response.status).toBe(200);
     expect(response.headers.get('X-RateLimit-Limit')).toBe('300');
