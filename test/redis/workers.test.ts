@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startReferenceServer } from '@animal-store/sdk/node';
-import { createReferenceServer } from '@animal-store/sdk/server';
+import { createReferenceServer, type ReferenceServer } from '@animal-store/sdk/server';
 import { connect, startRedis, type RedisProcess } from './support.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/workers/', import.meta.url));
@@ -30,7 +30,7 @@ afterAll(async () => redis?.stop());
 
 /** Runs a node script; resolves to its exit code and stdout. */
 async function node(script: string, args: string[], env: Record<string, string>) {
-  const child = spawn(NODE, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [script, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk) => (out += chunk));
@@ -41,6 +41,55 @@ async function node(script: string, args: string[], env: Record<string, string>)
 
 const worker = (env: Record<string, string>) => node(`${EXAMPLE}worker.ts`, [], env);
 const result = (out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as WorkerResult;
+
+/** Polls `condition` every 20 ms until it holds, for 10 s at the most. */
+async function until(condition: () => boolean) {
+  for (const end = Date.now() + 10_000; !condition() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * `count` workers that start calling together, as main.ts starts them: each connects to Redis and
+ * says it is ready, and once every one is, all are told to go.
+ */
+async function together(count: number, env: Record<string, string>) {
+  const workers = await Promise.all(Array.from({ length: count }, () => worker({ ...env, BARRIER: '1' })));
+  await until(() => workers.every((w) => w.out().startsWith('ready\n')));
+  for (const w of workers) w.child.stdin!.end('go\n');
+  return workers;
+}
+
+/**
+ * The reference server `api` behind a node:http door, closed when the test ends. Until `open()`,
+ * it holds the requests it gets (`requests()` counts every one): `open()` answers them, or
+ * `open('drop')` leaves them unanswered, and lets every later one through.
+ */
+async function door(api: ReferenceServer) {
+  let requests = 0;
+  let held: (() => void)[] | undefined = [];
+  const server = createServer((req, res) => {
+    requests++;
+    const pass = () =>
+      void api.fetch(new Request(`http://${req.headers.host}${req.url}`, { headers: req.headers as Record<string, string> })).then(async (answer) => {
+        res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(await answer.text());
+      });
+    if (held) held.push(pass);
+    else pass();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests: () => requests,
+    open(what: 'answer' | 'drop' = 'answer') {
+      const waiting = held ?? [];
+      held = undefined;
+      if (what === 'answer') for (const pass of waiting) pass();
+    },
+  };
+}
 
 /**
  * Workers in the storm and its control. Eight, so that the control gets the key banned however the
@@ -112,54 +161,51 @@ describe('many processes, one key', () => {
   }, 60_000);
 
   it('a worker SIGKILLed while it holds the only slot (the probe) does not hold the others up past its lease', async () => {
-    // The reference server behind a door that holds the very first request: the first worker is
-    // killed while its probe, the only request allowed before the budget is known, is in flight.
-    const api = createReferenceServer({ apiKeys: { k: 'pro' } });
-    let first = true;
-    const door = createServer((req, res) => {
-      if (first) return void (first = false);
-      void api.fetch(new Request(`http://${req.headers.host}${req.url}`, { headers: req.headers as Record<string, string> })).then(async (answer) => {
-        res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(await answer.text());
-      });
-    });
-    await new Promise<void>((resolve) => door.listen(0, '127.0.0.1', resolve));
-    const env = { BASE_URL: `http://127.0.0.1:${(door.address() as AddressInfo).port}/v1`, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '5', TIMEOUT: '1000', MAX_RETRY_DELAY: '2000' };
-    try {
-      const doomed = await worker(env);
-      for (const end = Date.now() + 10_000; first && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-      doomed.child.kill('SIGKILL');
-      await doomed.exited;
-      // Without leases the survivors would wait for the dead worker's slot until their limit for
-      // a wait on answers (their maxRetryDelay, 2 s) and be refused; with them, the slot comes back
-      // after its lease (timeout + 5 s) on Redis' clock, which the test moves past it instead of
-      // waiting, and every call goes through.
-      redis.advanceClock(6_000);
-      const survivors = await Promise.all([worker(env), worker(env)]);
-      expect(await Promise.all(survivors.map((s) => s.exited))).toEqual([0, 0]);
-      for (const s of survivors) expect(result(s.out())).toMatchObject({ ok: 5, other: [] });
-    } finally {
-      door.closeAllConnections();
-      await new Promise((resolve) => door.close(resolve));
-    }
+    // The reference server behind a door that holds the very first request, and never answers it:
+    // the first worker is killed while its probe, the only request allowed before the budget is
+    // known, is in flight.
+    const gate = await door(createReferenceServer({ apiKeys: { k: 'pro' } }));
+    const env = { BASE_URL: gate.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '5', TIMEOUT: '1000', MAX_RETRY_DELAY: '2000' };
+    const doomed = await worker(env);
+    await until(() => gate.requests() > 0);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    gate.open('drop');
+    // Without leases the survivors would wait for the dead worker's slot until their limit for
+    // a wait on answers (their maxRetryDelay, 2 s) and be refused; with them, the slot comes back
+    // after its lease (timeout + 5 s) on Redis' clock, which the test moves past it instead of
+    // waiting, and every call goes through. Moved back when the test ends, so that the tests
+    // after it run on Redis' clock as it was, whatever their order.
+    onTestFinished(() => redis.advanceClock(-6_000));
+    redis.advanceClock(6_000);
+    const survivors = await Promise.all([worker(env), worker(env)]);
+    expect(await Promise.all(survivors.map((s) => s.exited))).toEqual([0, 0]);
+    for (const s of survivors) expect(result(s.out())).toMatchObject({ ok: 5, other: [] });
   }, 60_000);
 
   it('Redis stopped mid-storm on a budget the storm outruns: the processes that fall back send nothing inside a Retry-After window and the key is not banned', async () => {
-    // 3 workers × 15 calls on a key of 20 a minute, half of the answers held 300 ms: Redis goes
-    // away while the budget is being spent, and each process must go on with its share only.
-    const api = await startReferenceServer({ port: 0, apiKeys: { k: { perMinute: 20, perDay: 1_000 } }, faults: { rate: 0.5, kinds: ['latency'], latencyMs: 300 } });
-    const env = { BASE_URL: api.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '15' };
-    try {
-      const workers = await Promise.all([worker(env), worker(env), worker(env)]);
-      for (const end = Date.now() + 10_000; (api.server.inspect().keys.k?.requests ?? 0) < 3 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-      await redis.stop();
-      const codes = await Promise.all(workers.map((w) => w.exited));
-      await redis.start();
-      expect(codes).toEqual([0, 0, 0]);
-      for (const w of workers) expect(result(w.out()).other).toEqual([]);
-      expect(api.server.inspect().keys.k).toMatchObject({ insideRetryAfter: 0, bans: 0 });
-    } finally {
-      await api.close();
+    // 3 workers × 15 calls, started together, on a key of 20 a minute. Until its budget is known,
+    // Redis lets one request out, the probe: the door holds it until Redis is stopped, so that
+    // every other call is decided once Redis is gone, by its process's fallback, which must go on
+    // with its share only. The server's clock starts ten seconds into a minute, as in main.ts, so
+    // that no fresh minute's budget comes halfway.
+    const offset = 10_000 - (Date.now() % 60_000);
+    const api = createReferenceServer({ apiKeys: { k: { perMinute: 20, perDay: 1_000 } }, now: () => Date.now() + offset });
+    const gate = await door(api);
+    const workers = await together(3, { BASE_URL: gate.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '15' });
+    await until(() => gate.requests() > 0);
+    await redis.stop();
+    gate.open();
+    const codes = await Promise.all(workers.map((w) => w.exited));
+    await redis.start();
+    expect(codes).toEqual([0, 0, 0]);
+    for (const w of workers) {
+      const r = result(w.out());
+      expect(r.ok + r.throttled + r.rateLimited).toBe(15);
+      // Each process fell back (said once it did), rather than deciding every call on Redis first.
+      expect(r, w.out()).toMatchObject({ other: [], warnings: expect.arrayContaining([expect.stringMatching(/Redis failed/)]) });
     }
+    expect(api.inspect().keys.k).toMatchObject({ insideRetryAfter: 0, bans: 0 });
   }, 90_000);
 
   it('Redis stopped mid-storm: every call still settles, with the warning; started again, coordination resumes', async () => {
@@ -167,7 +213,7 @@ describe('many processes, one key', () => {
     const env = { BASE_URL: api.url, API_KEY: 'k', REDIS_URL: redis.url, CALLS: '30' };
     try {
       const workers = await Promise.all([worker(env), worker(env), worker(env)]);
-      for (const end = Date.now() + 10_000; (api.server.inspect().keys.k?.requests ?? 0) < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      await until(() => (api.server.inspect().keys.k?.requests ?? 0) >= 2);
       await redis.stop();
       const codes = await Promise.all(workers.map((w) => w.exited));
       await redis.start();
