@@ -24,9 +24,10 @@ export interface ServerInspection {
 /** An in-memory implementation of the whole Animal Store API, as a web-standard `fetch` handler. */
 export interface ReferenceServer {
   /**
-   * Answers one request. It never throws and never answers 5xx, unless faults are injected or
-   * asked for (`Prefer: code=500`); it rejects at once with the reason when the request's
-   * `signal` aborts.
+   * Answers one request. It never throws and never answers 5xx, unless faults are injected,
+   * one is asked for (`Prefer: code=500`), or the `now` option reads outside 1970 to 9999 (a 500
+   * saying what it returned); it rejects at once with the reason when the request's `signal`
+   * aborts.
    */
   fetch(request: Request): Promise<Response>;
   /**
