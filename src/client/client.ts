@@ -391,7 +391,7 @@ export class PetStoreClient {
 
   /**
    * The rate-limit state as the last response announced it (shared with every client of the
-   * same coordinator), as an external store.
+   * same key and base URL that shares this client's coordinator), as an external store.
    *
    * @example
    * ```ts
