@@ -121,6 +121,24 @@ export type RateLimitHeaders = 'x' | 'ietf' | 'both';
 /** Every value of {@link RateLimitHeaders}. */
 export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = ['x', 'ietf', 'both'];
 
+/** The second {@link httpDate} last formatted, and its text. */
+let dateSecond = NaN;
+let dateText = '';
+
+/**
+ * `ms` (epoch milliseconds, 1970 or later) as an HTTP date (RFC 9110, section 5.6.7), as
+ * `Date#toUTCString` writes it. It names whole seconds, so it is formatted once a second, as
+ * node:http formats its own `Date` header: formatting one cost more than the rest of an answer's headers.
+ */
+export function httpDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== dateSecond) {
+    dateText = new Date(ms).toUTCString();
+    dateSecond = second;
+  }
+  return dateText;
+}
+
 /**
  * Sets the rate-limit headers of `mode` (and `Retry-After` on refusals) on a reply, and its `Date`.
  * The IETF draft's fields (`RateLimit-Policy: "default";q=60;w=60`, `RateLimit: "default";r=59;t=42`)
@@ -128,7 +146,7 @@ export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = ['x', 'ietf', 'bo
  */
 export function withRateLimit(reply: Reply, admission: Admission, mode: RateLimitHeaders, now: number): Reply {
   const headers = reply.headers;
-  headers.Date = new Date(now).toUTCString();
+  headers.Date = httpDate(now);
   if (mode !== 'ietf') {
     headers['X-RateLimit-Limit'] = String(admission.limit);
     headers['X-RateLimit-Remaining'] = String(admission.remaining);

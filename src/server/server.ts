@@ -6,7 +6,7 @@ import { MAX_TIMER_MS, orAbort, reportListenerError, sleep } from '../runtime.js
 import { clip, redactor } from '../redact.js';
 import { adminAllow, answerAdmin, adminPath, isClockInstant, LATEST_MOVE, toInstant, type ServerClock } from './admin.js';
 import { createFaultPlanner, type FaultPlan } from './faults.js';
-import { empty, error, fromRequest, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
+import { empty, error, fromRequest, httpDate, MAX_TARGET_LENGTH, TARGET_TOO_LONG, toResponse, withRateLimit, type ErrorCode, type Incoming, type Reply } from './http.js';
 import { Journal, keyLabel, type Exchange, type RequestRecord } from './journal.js';
 import { PLANS, readingProblem, resolveServerOptions, type ReferenceServerOptions } from './options.js';
 import { RateLimiter, type Admission, type KeyStats } from './rate-limiter.js';
@@ -474,7 +474,7 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
       delete reply.truncated;
     }
     // Most have it from their rate-limit headers' reading (see withRateLimit); the rest from now.
-    reply.headers.Date ??= new Date(now()).toUTCString();
+    reply.headers.Date ??= httpDate(now());
     reply.headers['X-Request-Id'] = exchange.requestId;
     exchange.status = reply.dropped ? 0 : reply.status;
     exchange.code = reply.code;
