@@ -3,7 +3,8 @@ import type { NewPet, Pet, PetStatus } from '../schemas/index.js';
 /**
  * The in-memory pet store. Ids only grow and pets are never removed, so the insertion-ordered
  * arrays below are already sorted by id: a page costs O(limit) whatever the store holds. Pets
- * never change either, so each is serialized once, when stored: a page is a join of ready JSON.
+ * never change either, so each is serialized once, when stored: a page is a join of ready JSON,
+ * made once until the next pet is stored.
  */
 export class PetStore {
   #byId = new Map<number, Pet>();
@@ -11,6 +12,8 @@ export class PetStore {
   #all: string[] = [];
   /** The JSON of the pets of each status, in id order. */
   #byStatus = new Map<PetStatus, string[]>();
+  /** Each page already joined, by status (`undefined`: all) and limit; a new pet changes them all. */
+  #pages = new Map<PetStatus | undefined, string[]>();
   #nextId = 1;
 
   /** A store holding `seed` (sorted by id), its ids continuing after the largest. */
@@ -20,6 +23,7 @@ export class PetStore {
 
   #insert(pet: Pet): Pet {
     const json = JSON.stringify(pet);
+    this.#pages.clear();
     this.#byId.set(pet.id, pet);
     this.#all.push(json);
     if (pet.status) {
@@ -49,8 +53,10 @@ export class PetStore {
 
   /** The JSON array of the first `limit` pets in ascending id order, optionally only those with `status`. */
   listJson(limit: number, status?: PetStatus): string {
+    let pages = this.#pages.get(status);
+    if (!pages) this.#pages.set(status, (pages = []));
     const source = status ? (this.#byStatus.get(status) ?? []) : this.#all;
-    return `[${source.slice(0, limit).join(',')}]`;
+    return (pages[limit] ??= `[${source.slice(0, limit).join(',')}]`);
   }
 
   /** How many pets the store holds. */
