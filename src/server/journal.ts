@@ -48,6 +48,12 @@ export interface RequestRecord {
 export const JOURNAL_SIZE = 1_000;
 
 /**
+ * How many forgotten exchanges are dropped at once: dropped one by one, every request moved the
+ * whole journal down a place.
+ */
+const DROP_BATCH = 100;
+
+/**
  * A request while it is being answered: a {@link RequestRecord} with its time as a number, and
  * `seq`, its place in the order requests arrived at the server.
  */
@@ -70,12 +76,13 @@ export class Journal {
     while (at > 0 && entries[at - 1]!.seq > entry.seq) at--;
     if (at === entries.length) entries.push(entry);
     else entries.splice(at, 0, entry);
-    // The oldest to arrive is forgotten, even the one just added (1,000 came after it).
-    if (entries.length > JOURNAL_SIZE) entries.shift();
+    // The oldest to arrive are forgotten, even the one just added (1,000 came after it): they are
+    // no longer listed, and dropped once there are DROP_BATCH of them.
+    if (entries.length >= JOURNAL_SIZE + DROP_BATCH) entries.splice(0, DROP_BATCH);
   }
 
   list(): RequestRecord[] {
-    return this.#entries.map(recorded);
+    return this.#entries.slice(-JOURNAL_SIZE).map(recorded);
   }
 
   /** Forgets every exchange that arrived up to `through` (a `seq`), those still being answered included. */
