@@ -200,8 +200,15 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
   }
   /** The configured keys hidden in a text (see redact.ts). */
   const hideKeys = redactor(keys);
-  /** The last credential presented that is no configured key, hidden the same way: a client sends the same one again and again. */
-  let presented: { token: string; hide: (text: string) => string } | undefined;
+  /** What hides the keys a request's `Authorization` may hold: the configured ones, and a credential it presents that is no configured key. */
+  const hiderFor = (authorization: string | null | undefined): ((text: string) => string) => {
+    const token = authorization?.trim().split(/ +/).pop();
+    if (!token || config.apiKeys.has(token) || !/^[\x21-\x7e]+$/.test(token)) return hideKeys;
+    const hideToken = redactor([token]);
+    return (text) => hideKeys(hideToken(text));
+  };
+  /** The last `Authorization` value seen, and its {@link hiderFor}: a client sends the same one again and again. */
+  let presented: { authorization: string | null | undefined; hide: (text: string) => string } | undefined;
   /**
    * A request's path and query as the journal and the log show them: a client may put its key in
    * the URL (a query parameter, a proxy's path segment), and whatever key it is, configured or
@@ -209,12 +216,8 @@ export function createServerCore(options: ReferenceServerOptions = {}): ServerCo
    * [redacted], like the key itself everywhere else.
    */
   const recordedPath = (path: string, authorization: string | null | undefined): string => {
-    const token = authorization?.trim().split(/ +/).pop();
-    if (token && !config.apiKeys.has(token) && /^[\x21-\x7e]+$/.test(token)) {
-      if (presented?.token !== token) presented = { token, hide: redactor([token]) };
-      path = presented.hide(path);
-    }
-    return hideKeys(path);
+    if (!presented || presented.authorization !== authorization) presented = { authorization, hide: hiderFor(authorization) };
+    return presented.hide(path);
   };
   /** The clock: the `now` option plus an offset that `clock.advance` and `clock.set` move. */
   let offset = 0;
