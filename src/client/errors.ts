@@ -337,8 +337,9 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
 /**
  * The client refused to send the call: the rate-limit window it knows of lasts longer than
  * `maxRetryDelay`, requests in flight held it back without an answer for longer than its
- * `timeout` (or `maxRetryDelay` when that is longer), or the call already waited as often as
- * `maxRetries` allows. Nothing was sent,
+ * `timeout` (or `maxRetryDelay` when that is longer), probes of the unknown budget went
+ * unanswered and the next would wait past that same limit, or the call already waited as often
+ * as `maxRetries` allows. Nothing was sent,
  * so it has no status and no headers; `retryAfterMs` says when sending may work.
  */
 export class ThrottledError extends PetStoreError {
