@@ -84,6 +84,8 @@ interface CallState {
   /** Per attempt. */
   timeout: number;
   headers: Readonly<Record<string, string>>;
+  /** The call's maxRetries: how many rate-limit waits it started with. */
+  retries: number;
   /** How many rate-limit waits the call has left; each wait for a window spends one. */
   waits: number;
   /**
@@ -220,7 +222,7 @@ const coordinatorFailed = (call: CallInfo, error: unknown) =>
  * (the wait exceeds maxRetryDelay, or the call has no rate-limit waits left). `leaseMs` bounds how
  * long a request in flight holds its slot.
  */
-function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, maxRetryDelay: number, timeout: number, leaseMs: number): ThrottledError {
+function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, retries: number, maxRetryDelay: number, timeout: number, leaseMs: number): ThrottledError {
   const where = `${describeCall(call)}: not sent: `;
   // What bounds a call's waits for answers (busy, lost): the longer of the two, and which it is.
   const answersLimit = duration(busyLimit(timeout, maxRetryDelay));
@@ -241,8 +243,9 @@ function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'g
   // answer either), has no date to show: toISOString would throw a RangeError.
   const until = new Date(Date.now() + waitMs);
   const endless = Number.isNaN(until.getTime());
+  // maxRetries: 0 allows no wait at all: the call did not wait for any window.
   const why = noWaits
-    ? 'the call already waited for as many rate-limit windows as maxRetries allows'
+    ? retries > 0 ? 'the call already waited for as many rate-limit windows as maxRetries allows' : 'maxRetries: 0 lets the call wait for none'
     : kind === 'lost'
       ? `waiting ${duration(waitMs)} would exceed the ${answersLimit} a call waits for answers in all (${binding})`
       : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${duration(maxRetryDelay)})`;
@@ -567,7 +570,7 @@ export class PetStoreClient {
     const { signal } = read;
     if (signal?.aborted) throw aborted(call, signal, false);
     // Rate-limit waits are shared by all attempts of the call, like its retries.
-    const state: CallState = { call, ...read, waits: retries };
+    const state: CallState = { call, ...read, retries, waits: retries };
     let attempt = 0;
     // Set when retries were left but the wait the last error asked for exceeds maxRetryDelay.
     let tooLongMs: number | undefined;
@@ -686,7 +689,7 @@ export class PetStoreClient {
         busyTold = false;
         continue;
       }
-      throw throttled(call, { ...decision, waitMs }, state.waits, maxRetryDelay, timeout, request.leaseMs);
+      throw throttled(call, { ...decision, waitMs }, state.waits, state.retries, maxRetryDelay, timeout, request.leaseMs);
     }
   }
 

@@ -319,6 +319,17 @@ describe('coordinated rate limiting', () => {
     expect((noWaits as { reason: Error }).reason.message).not.toMatch(/raise maxRetryDelay/);
   });
 
+  it('a call with maxRetries: 0 that a 429 holds back is refused saying maxRetries: 0 lets it wait for none, not that it already waited', async () => {
+    const ent = client({ apiKey: 'key-ent' });
+    await settle(ent.listPets({}, { headers: { Prefer: 'code=429' }, maxRetries: 0 }));
+    const error = await failure(ent.listOrders({ maxRetries: 0 }), ThrottledError);
+    expect(error.code).toBe('rate_limited');
+    expect(error.message).toMatch(/a 429 asked every client to wait until .*, and maxRetries: 0 lets the call wait for none\. Retry later, raise maxRetries/);
+    expect(error.message).not.toMatch(/already waited/);
+    // Only the forced 429 reached the server: listOrders was not sent.
+    expect(server.requests().map((request) => request.path)).toEqual(['/v1/pets']);
+  });
+
   it('throttle: a reset time in the past never blocks', async () => {
     const ent = client({ apiKey: 'key-ent', maxRetryDelay: 0 });
     for (let i = 0; i < 5; i++) await settle(ent.listPets({ limit: 1 }));
