@@ -222,7 +222,7 @@ const coordinatorFailed = (call: CallInfo, error: unknown) =>
  * (the wait exceeds maxRetryDelay, or the call has no rate-limit waits left). `leaseMs` bounds how
  * long a request in flight holds its slot.
  */
-function throttled(call: CallInfo, decision: Exclude<AcquireDecision, { kind: 'granted' }>, waits: number, retries: number, maxRetryDelay: number, timeout: number, leaseMs: number): ThrottledError {
+function throttled(decision: Exclude<AcquireDecision, { kind: 'granted' }>, { call, waits, retries, timeout }: CallState, maxRetryDelay: number, leaseMs: number): ThrottledError {
   const where = `${describeCall(call)}: not sent: `;
   // What bounds a call's waits for answers (busy, lost): the longer of the two, and which it is.
   const answersLimit = duration(busyLimit(timeout, maxRetryDelay));
@@ -689,7 +689,7 @@ export class PetStoreClient {
         busyTold = false;
         continue;
       }
-      throw throttled(call, { ...decision, waitMs }, state.waits, state.retries, maxRetryDelay, timeout, request.leaseMs);
+      throw throttled({ ...decision, waitMs }, state, maxRetryDelay, request.leaseMs);
     }
   }
 
