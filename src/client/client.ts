@@ -202,6 +202,13 @@ function undecodable(error: unknown): boolean {
 const duration = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
 /**
+ * Why a wait is not taken: `waiting 120 s would exceed maxRetryDelay (5 s)`, or `waiting without
+ * end` for one past the dates a Date holds. The gate's refusal and an error not retried say it alike.
+ */
+const exceedsMaxRetryDelay = (waitMs: number, maxRetryDelay: number, endless = false) =>
+  `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${duration(maxRetryDelay)})`;
+
+/**
  * How long a call waits for the answers of requests in flight (which may use up the budget, or
  * probe an unknown one): as long as it would wait for its own answer, or `maxRetryDelay` when
  * that is longer. Not `maxRetryDelay` alone: 0 there would refuse every call of a burst but the
@@ -248,7 +255,7 @@ function throttled(decision: Exclude<AcquireDecision, { kind: 'granted' }>, { ca
     ? retries > 0 ? 'the call already waited for as many rate-limit windows as maxRetries allows' : 'maxRetries: 0 lets the call wait for none'
     : kind === 'lost'
       ? `waiting ${duration(waitMs)} would exceed the ${answersLimit} a call waits for answers in all (${binding})`
-      : `waiting ${endless ? 'without end' : `${Math.ceil(waitMs / 1000)} s`} would exceed maxRetryDelay (${duration(maxRetryDelay)})`;
+      : exceedsMaxRetryDelay(waitMs, maxRetryDelay, endless);
   const what = kind === 'lost' ? `${LOST} (timed out or dropped), so the next probe waits` : code === 'api_key_banned' ? 'the API key is banned' : code === 'budget_spent' ? 'the rate-limit budget is spent' : 'a 429 asked every client to wait';
   const advice = kind === 'lost' ? 'or check that the service answers within the timeout' : `raise ${noWaits ? 'maxRetries' : 'maxRetryDelay'}${code === 'api_key_banned' ? '' : ', or use a plan with a higher limit'}`;
   return new ThrottledError({
@@ -598,7 +605,7 @@ export class PetStoreClient {
       // otherwise. An attempt the gate refused (a ThrottledError) was never sent: it ends the call.
       if (error instanceof PetStoreError) {
         // Not retried with retries left, it says why: "HTTP 503" alone reads as if none were allowed.
-        if (tooLongMs !== undefined) addSentence(error, `Not retried: waiting ${Math.ceil(tooLongMs / 1000)} s would exceed maxRetryDelay (${duration(this.#options.maxRetryDelay)}).`);
+        if (tooLongMs !== undefined) addSentence(error, `Not retried: ${exceedsMaxRetryDelay(tooLongMs, this.#options.maxRetryDelay)}.`);
         if (attempt > 1) addSentence(error, state.sent === attempt ? `This was attempt ${attempt} of ${retries + 1}.` : `The call was refused before its attempt ${attempt} of ${retries + 1}.`);
       }
       throw error;
