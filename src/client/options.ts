@@ -380,7 +380,7 @@ function resolveBaseUrl(raw: string | URL, source: string, redact: (text: string
   }
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1') || url.search || url.hash) {
-    throw configError(`baseUrl ${quote(url.href)}${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
+    throw configError(`baseUrl ${quote(String(raw))}${source} must end in the version segment /v1, such as "https://<host>/v1".`, 'baseUrl');
   }
   url.pathname = `${path}/`;
   // An empty query or fragment (`…/v1?`) reads as none above, but stays in href, which every

@@ -46,9 +46,11 @@ describe('configuration', () => {
     expect(() => new PetStoreClient({ baseUrl: BASE_URL })).toThrow(/PETSTORE_API_KEY/);
   });
 
-  it('a base URL whose path does not end in /v1 throws ValidationError that shows the expected form', () => {
+  it('a base URL whose path does not end in /v1 throws ValidationError that quotes it as given and shows the expected form', () => {
     expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test/v2' })).toThrow(ValidationError);
-    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test' })).toThrow(/must end in the version segment \/v1/);
+    expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'https://petstore.test' })).toThrow(
+      'baseUrl "https://petstore.test" must end in the version segment /v1, such as "https://<host>/v1".',
+    );
     expect(() => new PetStoreClient({ apiKey: 'key-pro', baseUrl: 'petstore.test/v1' })).toThrow(/is not a URL/);
   });
 
