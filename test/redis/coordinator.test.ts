@@ -24,6 +24,8 @@ const BASE_URL = 'https://petstore.test/v1';
 let redis: RedisProcess;
 const connections: Awaited<ReturnType<typeof connect>>[] = [];
 beforeAll(async () => void (redis = await startRedis()));
+// A test that failed while Redis was stopped leaves it running for the next.
+afterEach(async () => redis?.start());
 afterAll(async () => {
   for (const c of connections) c.destroy();
   await redis?.stop();

@@ -20,6 +20,7 @@ const LIBFAKETIME = programPath(PROGRAMS.libfaketime);
 export interface RedisProcess {
   url: string;
   stop(): Promise<void>;
+  /** Starts it again after stop(), on the same port; does nothing while it runs. */
   start(): Promise<void>;
   /**
    * Moves Redis' clock (TIME, which the scripts read, and its keys' expiry) `ms` forward (back if
@@ -51,6 +52,7 @@ export async function startRedis(options: { dir?: string } = {}): Promise<RedisP
   // A redis-server killed by a signal (stop()) has no exit code, only a signal code.
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   const start = async () => {
+    if (running()) return;
     writeClock();
     child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...persistence], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startReferenceServer } from '@animal-store/sdk/node';
@@ -26,6 +26,8 @@ interface WorkerResult {
 
 let redis: RedisProcess;
 beforeAll(async () => void (redis = await startRedis()));
+// A test that failed while Redis was stopped leaves it running for the next.
+afterEach(async () => redis?.start());
 afterAll(async () => redis?.stop());
 
 /** Runs a node script; resolves to its exit code and stdout. */
