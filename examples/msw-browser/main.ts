@@ -3,7 +3,7 @@
  * requests and answers them with `createReferenceServer()`, so a front-end can be developed and
  * tested with no API and no server process at all.
  *
- * Serve msw's worker script at the site's root (`npx msw init public/`, or copy
+ * Serve msw's worker script at the site's root (`npx msw init public/ --save`, or copy
  * `node_modules/msw/lib/mockServiceWorker.js`), then bundle this file with the page.
  */
 import { setupWorker } from 'msw/browser';
