@@ -476,7 +476,8 @@ function checkOptions(options: unknown): asserts options is RedisCoordinatorOpti
  * import { PetStoreClient } from '@animal-store/sdk';
  * import { createRedisCoordinator } from '@animal-store/sdk/redis';
  *
- * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+ * // Without an 'error' listener, node-redis ends the process when Redis goes away.
+ * const redis = await createClient({ url: process.env.REDIS_URL }).on('error', () => {}).connect();
  * const client = new PetStoreClient({ apiKey, baseUrl, coordinator: createRedisCoordinator({ redis }) });
  * ```
  *
@@ -500,10 +501,16 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
     // The connection this call uses: close() may drop the coordinator's while it connects.
     let connection = subscriber;
     if (!connection) {
-      connection = subscriber = redis.duplicate();
+      const own = (connection = subscriber = redis.duplicate());
       // Redis going away wakes every waiter of this process, to fall back rather than sleep out a
       // lease that nobody will release through Redis.
-      connection.on('error', () => {
+      own.on('error', () => {
+        // node-redis says no 'end' for a client closed while it reconnects (Redis down at exit):
+        // this connection, which retries on a timer that holds the process, stops with it.
+        if (redis.isOpen === false) {
+          if (own === subscriber) unsubscribe();
+          else own.destroy();
+        }
         for (const shared of bound.values()) shared.wake();
       });
       try {

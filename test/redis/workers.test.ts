@@ -94,6 +94,38 @@ async function door(api: ReferenceServer) {
 }
 
 /**
+ * Runs `body` as an app of the package's users would (node-redis, the client and a reference
+ * server in the same process as `options`, key `k` on the Free plan), from the package's folder
+ * so that it imports the built package by its name. `onOutput` hears its stdout as it grows. A
+ * process kept alive is killed 10 s after it last printed: counted from then, not from its start,
+ * since on a starved machine starting it and loading the package took over 10 s.
+ */
+async function app(body: string, onOutput: (out: string, stdin: NodeJS.WritableStream) => void = () => {}) {
+  const script = `
+    import { createClient } from 'redis';
+    import { PetStoreClient } from '@animal-store/sdk';
+    import { createRedisCoordinator } from '@animal-store/sdk/redis';
+    import { createReferenceServer } from '@animal-store/sdk/server';
+    const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const options = { apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request) };
+    ${body}`;
+  const run = spawn(NODE, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../', import.meta.url)), env: { ...process.env, REDIS_URL: redis.url }, stdio: ['pipe', 'pipe', 'inherit'] });
+  onTestFinished(() => void run.kill('SIGKILL'));
+  const exited = once(run, 'exit');
+  let out = '';
+  let kill: ReturnType<typeof setTimeout> | undefined;
+  run.stdout.on('data', (chunk) => {
+    out += chunk;
+    clearTimeout(kill);
+    kill = setTimeout(() => run.kill('SIGKILL'), 10_000);
+    onOutput(out, run.stdin);
+  });
+  const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+  clearTimeout(kill);
+  return { code, signal, out };
+}
+
+/**
  * Workers in the storm and its control. Eight, so that the control gets the key banned however the
  * machine schedules them: alone, a worker without the coordinator spends the minute's 60 exactly
  * (its probe, then the 59 it is told are left) and meets no 429; every other worker sends at least
@@ -105,33 +137,36 @@ const WORKERS = 8;
 
 describe('many processes, one key', () => {
   it('an app that unrefs its node-redis client exits once its calls are done: the coordinator\'s own pub/sub connection does not keep the process alive', async () => {
-    const script = `
-      import { createClient } from 'redis';
-      import { PetStoreClient } from '@animal-store/sdk';
-      import { createRedisCoordinator } from '@animal-store/sdk/redis';
-      import { createReferenceServer } from '@animal-store/sdk/server';
-      const server = createReferenceServer({ apiKeys: { k: 'free' } });
+    const { code, out } = await app(`
       const redis = await createClient({ url: process.env.REDIS_URL }).connect();
       redis.unref();
-      const client = new PetStoreClient({ apiKey: 'k', baseUrl: 'https://petstore.test/v1', fetch: (request) => server.fetch(request), coordinator: createRedisCoordinator({ redis }) });
+      const client = new PetStoreClient({ ...options, coordinator: createRedisCoordinator({ redis }) });
       await client.listPets();
-      console.log(JSON.stringify(client.rateLimit.getSnapshot()?.limit));`;
-    // Run from the package's folder, so that it imports the built package by its name.
-    const run = spawn(NODE, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../', import.meta.url)), env: { ...process.env, REDIS_URL: redis.url }, stdio: ['ignore', 'pipe', 'inherit'] });
-    onTestFinished(() => void run.kill('SIGKILL'));
-    const exited = once(run, 'exit');
-    // A process kept alive is ended 10 s after its calls are done (it printed), and fails below.
-    // Counted from then, not from its start: on a starved machine, starting it and loading the package took over 10 s.
-    let out = '';
-    let kill: ReturnType<typeof setTimeout> | undefined;
-    run.stdout.on('data', (chunk) => {
-      out += chunk;
-      kill ??= setTimeout(() => run.kill('SIGKILL'), 10_000);
-    });
-    const [code] = await exited;
-    clearTimeout(kill);
+      console.log(JSON.stringify(client.rateLimit.getSnapshot()?.limit));`);
     expect(code).toBe(0);
     expect(out.trim()).toBe('60');
+  }, 60_000);
+
+  it.each([
+    ['close()', 'void redis.close().catch(() => {});'],
+    ['close(), then destroy()', 'void redis.close().catch(() => {}); redis.destroy();'],
+  ])('an app that ends with %s while Redis is down exits: the coordinator\'s pub/sub connection stops reconnecting once the app\'s client is closed', async (_, end) => {
+    const ended = await app(
+      `
+      const redis = await createClient({ url: process.env.REDIS_URL }).on('error', () => {}).connect();
+      const client = new PetStoreClient({ ...options, coordinator: createRedisCoordinator({ redis, onWarning: () => {} }) });
+      await client.listPets();
+      console.log('called');
+      // Told once Redis is stopped; then waits until node-redis has noticed.
+      await new Promise((resolve) => process.stdin.once('data', resolve));
+      process.stdin.destroy();
+      while (redis.isReady) await new Promise((resolve) => setTimeout(resolve, 20));
+      await client.listPets();
+      ${end}
+      console.log('closed');`,
+      (out, stdin) => void (out === 'called\n' && redis.stop().then(() => stdin.end('go\n'))),
+    );
+    expect(ended).toEqual({ code: 0, signal: null, out: 'called\nclosed\n' });
   }, 60_000);
 
   it('storm: 8 workers × 100 calls on one Free-plan key: with Redis, no request inside a Retry-After window, no ban, every call settles', async () => {
