@@ -205,7 +205,11 @@ const KINDS: Record<string, [(value: unknown) => boolean, string]> = {
   fetch: [isFunction, "must be a function, such as a reference server's: fetch: (request) => server.fetch(request)"],
   onDeprecation: [isFunction, 'must be a function'],
   logger: [(value) => hasMethods(value, ['error', 'warn', 'info', 'debug']), 'must have the methods error, warn, info and debug (console has them)'],
-  coordinator: [(value) => hasMethods(value, ['bind']) || hasMethods(value, COORDINATOR_METHODS), `must have the methods ${COORDINATOR_METHODS.join(', ')} (or bind)`],
+  // A function's own bind is no coordinator's: createRedisCoordinator passed uncalled is refused here.
+  coordinator: [
+    (value) => hasMethods(value, COORDINATOR_METHODS) || (hasMethods(value, ['bind']) && (value as Function).bind !== Function.prototype.bind),
+    `must have the methods ${COORDINATOR_METHODS.join(', ')} (or bind), as what createMemoryCoordinator() or createRedisCoordinator({ redis }) returns`,
+  ],
   signal: [(value) => hasMethods(value, ['throwIfAborted', 'addEventListener', 'removeEventListener']), 'must be an AbortSignal'],
 };
 

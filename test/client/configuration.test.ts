@@ -129,7 +129,10 @@ describe('configuration', () => {
     expect(make({ maxRetryDelay: '1000' })).toThrow('PetStoreClient options: maxRetryDelay must be a number.');
     expect(make({ maxRetries: '2' })).toThrow('PetStoreClient options: maxRetries must be an integer.');
     for (const logger of [{}, { error() {}, warn() {}, info() {} }]) expect(make({ logger })).toThrow('PetStoreClient options: logger must have the methods error, warn, info and debug (console has them).');
-    expect(make({ coordinator: {} })).toThrow('PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind).');
+    const coordinatorRule = 'PetStoreClient options: coordinator must have the methods acquire, observe, changed, getSnapshot, subscribe (or bind), as what createMemoryCoordinator() or createRedisCoordinator({ redis }) returns.';
+    expect(make({ coordinator: {} })).toThrow(coordinatorRule);
+    // The factory passed uncalled: a function's own bind made it "coordinator.bind() must return a coordinator".
+    expect(make({ coordinator: createMemoryCoordinator })).toThrow(coordinatorRule);
     for (const returned of [undefined, null, 1, { bind() {} }]) {
       expect(make({ coordinator: { bind: () => returned } })).toThrow('PetStoreClient options: coordinator.bind() must return a coordinator (with acquire, observe, changed, getSnapshot, subscribe).');
     }
@@ -227,8 +230,9 @@ describe('configuration', () => {
     expect(make({ colour: 'red' })).toThrow(/unknown option "colour"\. The options are apiKey, baseUrl, .*onDeprecation\./);
   });
 
-  it('an option written in another case or style, or with a slip of the keyboard, names the one meant (max_retries, api_key, timout)', () => {
+  it('an option written in another case or style, in the singular, or with a slip of the keyboard, names the one meant (max_retries, maxRetry, api_key, timout)', () => {
     expect(make({ max_retries: 1 })).toThrow('unknown option "max_retries" (did you mean "maxRetries"?)');
+    expect(make({ maxRetry: 1 })).toThrow('unknown option "maxRetry" (did you mean "maxRetries"?)');
     expect(make({ base_url: BASE_URL })).toThrow('unknown option "base_url" (did you mean "baseUrl"?)');
     expect(make({ timout: 1 })).toThrow('unknown option "timout" (did you mean "timeout"?)');
     expect(make({ loglevel: 'debug' })).toThrow('unknown option "loglevel" (did you mean "logLevel"?)');
