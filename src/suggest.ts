@@ -9,8 +9,11 @@
 
 import { clip } from './redact.js';
 
-/** Lower case, without `_` and `-`: `max_retries`, `MaxRetries` and `max-retries` read alike. */
-const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+/**
+ * Lower case, without `_` and `-`, and `-ies` read as `-y`: `max_retries`, `MaxRetries`,
+ * `max-retries` and `maxRetry` read alike.
+ */
+const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '').replace(/ies$/, 'y');
 
 /** Edits between two names (insert, delete, replace, swap two neighbours), or more than `most` once past it. */
 function distance(a: string, b: string, most: number): number {
@@ -30,8 +33,8 @@ function distance(a: string, b: string, most: number): number {
 }
 
 /**
- * The one of `known` that `name` most likely means: the same but for case, `_` or `-`
- * (`base_url`), its end (`retries` for `maxRetries`), or one or two slips of the keyboard
+ * The one of `known` that `name` most likely means: the same but for case, `_`, `-` or
+ * `-y` for `-ies` (`base_url`, `maxRetry`), its end (`retries` for `maxRetries`), or one or two slips of the keyboard
  * (`timout`, `prot`); `undefined` when none is near.
  */
 export function closest(name: string, known: readonly string[]): string | undefined {
