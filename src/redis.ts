@@ -400,6 +400,9 @@ function script(redis: RedisClient, source: string) {
   };
 }
 
+/** Why a falling-back process holds its calls back with budget left, told in its log and refusals. */
+const HELD_FOR_OTHERS = "Redis does not answer, and what is left of the rate-limit budget is kept for the key's other processes until it does (check that Redis runs)";
+
 /** Why {@link bounded} gave up: Redis did not answer in time. */
 class SlowRedis extends Error {}
 
@@ -907,7 +910,7 @@ class Shared implements RateLimitCoordinator {
     if (decision.kind === 'spent' && (this.#fallback.window()?.remaining ?? 0) > 0) {
       // Spent only for the share left to the other processes: Redis, once it answers, knows what
       // they sent. Ask it again each second (a busy wait, bounded as one behind requests in flight) rather than wait for the reset.
-      return { kind: 'busy', waitMs: Math.min(decision.waitMs, REJOIN_AFTER_MS) };
+      return { kind: 'busy', waitMs: Math.min(decision.waitMs, REJOIN_AFTER_MS), reason: HELD_FOR_OTHERS };
     }
     if (decision.kind !== 'granted') return decision;
     // The slot is taken on Redis too, without a deadline or a throttle: it counts among the slots

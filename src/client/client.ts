@@ -236,7 +236,9 @@ function throttled(decision: Exclude<AcquireDecision, { kind: 'granted' }>, { ca
   const binding = timeout >= maxRetryDelay ? "the call's timeout" : 'maxRetryDelay';
   if (decision.kind === 'busy') {
     return new ThrottledError({
-      message: `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${answersLimit} (${binding}). Retry later, or check that the service answers.`,
+      message: decision.reason
+        ? `${where}${decision.reason}; that went on for ${answersLimit} (${binding}). Retry later.`
+        : `${where}requests in flight may use up the rate-limit budget (or are probing it), and none of them answered within ${answersLimit} (${binding}). Retry later, or check that the service answers.`,
       code: 'budget_spent',
       retryAfterMs: leaseMs,
       call,
@@ -649,6 +651,8 @@ export class PetStoreClient {
         };
       }
       const { kind } = decision;
+      // Said in the log and the refusal; a coordinator of the user's own may say anything, so the key is hidden as everywhere.
+      const reason = kind === 'busy' && typeof decision.reason === 'string' && decision.reason ? this.#options.redact(decision.reason) : undefined;
       // A coordinator of the user's own may answer NaN or less than 0: NaN reads as "until
       // something changes" (bounded like every wait), below 0 as none.
       const waitMs = Number.isNaN(decision.waitMs) ? Infinity : Math.max(0, decision.waitMs);
@@ -679,7 +683,7 @@ export class PetStoreClient {
           } else if (!busyTold) {
             // Told once, with what is left of the limit (less than all of it after a lost probe's wait).
             busyTold = true;
-            log.debug(`${describeCall(call)}: waiting up to ${left} ms for the answers of requests in flight (they may use up the rate-limit budget, or are probing it).`);
+            log.debug(`${describeCall(call)}: waiting up to ${left} ms ${reason ? `(${reason})` : 'for the answers of requests in flight (they may use up the rate-limit budget, or are probing it)'}.`);
             this.#events.emit('wait', { ...call, reason: kind, waitMs: left, until: new Date(Date.now() + left) });
           }
           await sleep(Math.min(waitMs, left), signal, (done) => coordinator.changed(done)).catch((error: unknown) => {
@@ -696,7 +700,7 @@ export class PetStoreClient {
         busyTold = false;
         continue;
       }
-      throw throttled({ ...decision, waitMs }, state, maxRetryDelay, request.leaseMs);
+      throw throttled(kind === 'busy' ? { kind, waitMs, reason } : { ...decision, waitMs }, state, maxRetryDelay, request.leaseMs);
     }
   }
 

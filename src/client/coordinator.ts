@@ -87,7 +87,8 @@ export interface AcquireRequest {
  * - `blocked`: a 429 told every client to wait; nothing may be sent for `waitMs`.
  * - `spent`: the announced budget is used up until its window resets in `waitMs`.
  * - `busy`: requests in flight may use up the budget (or are probing an unknown one); ask again
- *   when the state changes, or after `waitMs` at the latest.
+ *   when the state changes, or after `waitMs` at the latest. A coordinator that holds calls back
+ *   for another cause says it in `reason`.
  * - `lost`: the last requests probing the unknown budget went unanswered (timed out, dropped), so
  *   the next probe is held back for `waitMs`, or until the state changes (any answer ends it). The
  *   SDK's coordinators hold it back 0.5 s after the first lost, doubling up to 60 s.
@@ -112,7 +113,18 @@ export type AcquireDecision =
        */
       readonly banned: boolean;
     }
-  | { readonly kind: 'spent' | 'busy' | 'lost'; readonly waitMs: number };
+  | {
+      readonly kind: 'busy';
+      readonly waitMs: number;
+      /**
+       * Why calls are held back, in words, where it is not requests in flight: the client's log
+       * and the `ThrottledError` of a call held back too long say it instead. The Redis
+       * coordinator's fallback says that it keeps what is left of the budget for the key's other
+       * processes until Redis answers.
+       */
+      readonly reason?: string | undefined;
+    }
+  | { readonly kind: 'spent' | 'lost'; readonly waitMs: number };
 
 /** What one response said about the rate limit, in durations from when it arrived. */
 export interface RateLimitObservation {

@@ -336,7 +336,8 @@ export interface ThrottledErrorInit extends PetStoreErrorInit {
 
 /**
  * The client refused to send the call: the rate-limit window it knows of lasts longer than
- * `maxRetryDelay`, requests in flight held it back without an answer for longer than its
+ * `maxRetryDelay`, requests in flight (or the coordinator, for the `reason` it gave: the Redis
+ * fallback while Redis does not answer) held it back for longer than its
  * `timeout` (or `maxRetryDelay` when that is longer), probes of the unknown budget went
  * unanswered and the next would wait past that same limit, or the call already waited as often
  * as `maxRetries` allows. Nothing was sent,

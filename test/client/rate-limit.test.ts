@@ -442,6 +442,30 @@ describe('coordinated rate limiting', () => {
     expect(sent).toBe(0);
   });
 
+  it('a coordinator of the user\'s own that holds calls back for a cause of its own says so in a busy decision\'s reason: the debug log and the ThrottledError tell it instead of requests in flight, the API key hidden', async () => {
+    let sent = 0;
+    const lines: string[] = [];
+    const logger = { error: () => {}, warn: () => {}, info: () => {}, debug: (line: string) => void lines.push(line) };
+    const reason = 'the lock service at https://locks.test/?token=key-pro does not answer';
+    const held = client({
+      fetch: (request) => (sent++, server.fetch(request)),
+      logLevel: 'debug',
+      logger,
+      timeout: 1_000,
+      maxRetryDelay: 0,
+      coordinator: memoryWith({ acquire: () => ({ kind: 'busy', waitMs: 500, reason }) }),
+    });
+    const outcome = await settle(held.listPets({ limit: 1 }), { stepMs: 100, maxSteps: 50 });
+    expect(outcome).toEqual({ status: 'rejected', reason: expect.any(ThrottledError) });
+    const said = 'the lock service at https://locks.test/?token=[redacted] does not answer';
+    expect((outcome as { reason: ThrottledError }).reason).toMatchObject({
+      code: 'budget_spent',
+      message: `listPets (GET /pets): not sent: ${said}; that went on for 1 s (the call's timeout). Retry later.`,
+    });
+    expect(lines).toEqual([`listPets (GET /pets): waiting up to 1000 ms (${said}).`]);
+    expect(sent).toBe(0);
+  });
+
   it('a call that waits behind requests in flight, then out a spent window, then behind requests in flight again, gets a new wait for the second (before: refused at once, its limit counted from the first)', async () => {
     const decisions = [{ kind: 'busy', waitMs: 4_000 }, { kind: 'spent', waitMs: 4_000 }, { kind: 'busy', waitMs: 1_000 }] as const;
     let asked = 0;

@@ -1589,7 +1589,13 @@ describe('createRedisCoordinator: every process of one key acts as one client', 
     expect(await until(() => patient.rateLimit.getSnapshot()?.remaining === 2)).toBe(true);
     const before = sent;
     await pauseRedis(2_000);
-    expect(await impatient.listPets().catch((error: unknown) => error)).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+    const refused = await impatient.listPets().catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: 'ThrottledError', code: 'budget_spent' });
+    // It says why: Redis, not requests in flight (before: "none of them answered within 1 s …
+    // check that the service answers", which had answered every request).
+    expect((refused as Error).message).toBe(
+      "listPets (GET /pets): not sent: Redis does not answer, and what is left of the rate-limit budget is kept for the key's other processes until it does (check that Redis runs); that went on for 1 s (the call's timeout). Retry later.",
+    );
     expect(warnings).toEqual([expect.stringMatching(/Redis failed/)]);
     expect(sent).toBe(before);
     expect(await patient.listPets()).toEqual([]);
