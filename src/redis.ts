@@ -510,7 +510,7 @@ export function createRedisCoordinator(options: RedisCoordinatorOptions): RedisC
       own.on('error', () => {
         // node-redis says no 'end' for a client closed while it reconnects (Redis down at exit):
         // this connection, which retries on a timer that holds the process, stops with it.
-        if (redis.isOpen === false) {
+        if (isClosed()) {
           if (own === subscriber) unsubscribe();
           else own.destroy();
         }
